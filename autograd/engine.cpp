@@ -1,0 +1,225 @@
+#include <ember/autograd/engine.h>
+
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/meta.h>
+#include <ember/autograd/node.h>
+#include <ember/core/error.h>
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+
+namespace ember::autograd {
+
+namespace {
+
+// Where autograd.grad() collects the gradient of one input.
+struct Capture {
+  Node* node;
+  uint32_t input_nr;
+};
+
+struct Seed {
+  Edge edge;
+  Tensor grad;
+};
+
+std::vector<Seed> make_seeds(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                             const char* op) {
+  EMBER_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(), ValueError, op,
+              ": got ", roots.size(), " outputs but ", grad_roots.size(), " gradients");
+  std::vector<Seed> seeds;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& r = roots[i];
+    EMBER_CHECK(r.defined(), ValueError, op, ": output ", i, " is undefined");
+    EMBER_CHECK(r.requires_grad(), Error, op, ": element ", i,
+                " of tensors does not require grad and does not have a grad_fn");
+    Tensor g = i < grad_roots.size() ? grad_roots[i] : Tensor();
+    if (!g.defined()) {
+      EMBER_CHECK(r.numel() == 1, Error, op, ": grad can be implicitly created only for scalar outputs "
+                  "(got shape ", shape_str(r.shape()), "); pass a gradient tensor of the same shape");
+      g = ones_like(r);
+    } else {
+      EMBER_CHECK(g.shape() == r.shape(), Error, op, ": gradient has shape ", shape_str(g.shape()),
+                  " but the output has shape ", shape_str(r.shape()));
+    }
+    seeds.push_back({gradient_edge(r), g});
+  }
+  return seeds;
+}
+
+Tensor run_hooks(Node* node, uint32_t nr, Tensor g) {
+  auto it = node->tensor_hooks.find(nr);
+  if (it != node->tensor_hooks.end()) {
+    for (auto& [id, hook] : it->second) {
+      Tensor r = hook(g);
+      if (r.defined()) g = r;
+    }
+  }
+  auto rt = node->retained.find(nr);
+  if (rt != node->retained.end()) {
+    if (auto impl = rt->second.lock()) {
+      auto& m = meta(Tensor(impl));
+      Tensor gg = grad_enabled() ? g : g.detach();
+      m.grad = m.grad.defined() ? add(m.grad, gg) : gg.clone();
+    }
+  }
+  return g;
+}
+
+void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_graph,
+             const std::vector<Capture>* captures, std::vector<Tensor>* captured) {
+  GradModeGuard mode(create_graph);
+
+  // Count, for each reachable node, how many edges lead into it.
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (const auto& s : seeds) {
+    if (s.edge.valid() && seen.insert(s.edge.node.get()).second) stack.push_back(s.edge.node.get());
+  }
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const auto& e : n->next_edges) {
+      if (!e.valid()) continue;
+      ++deps[e.node.get()];
+      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+    }
+  }
+
+  // For autograd.grad(): only nodes on a path to a captured input need to run.
+  std::unordered_set<Node*> needed;
+  if (captures) {
+    std::unordered_set<Node*> targets;
+    for (const auto& c : *captures) targets.insert(c.node);
+    // reaches(n): n is a captured node or leads to one.
+    std::unordered_map<Node*, bool> memo;
+    std::function<bool(Node*)> reaches = [&](Node* n) -> bool {
+      auto it = memo.find(n);
+      if (it != memo.end()) return it->second;
+      memo[n] = false;  // the graph is acyclic; this only guards re-entry
+      bool r = targets.count(n) > 0;
+      for (const auto& e : n->next_edges) {
+        if (e.valid() && reaches(e.node.get())) r = true;
+      }
+      memo[n] = r;
+      if (r) needed.insert(n);
+      return r;
+    };
+    for (const auto& s : seeds) {
+      if (s.edge.valid()) reaches(s.edge.node.get());
+    }
+  }
+
+  struct Later {
+    bool operator()(const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) const {
+      return a->sequence_nr < b->sequence_nr;
+    }
+  };
+  std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, Later> ready;
+  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+
+  auto accumulate = [&](const Edge& e, const Tensor& g) {
+    auto& buf = buffers[e.node.get()];
+    if (buf.size() < e.node->outputs.size()) buf.resize(e.node->outputs.size());
+    Tensor& slot = buf[e.input_nr];
+    slot = slot.defined() ? add(slot, g) : g;
+  };
+
+  for (const auto& s : seeds) {
+    if (!s.edge.valid()) continue;
+    accumulate(s.edge, s.grad);
+  }
+  for (const auto& s : seeds) {
+    Node* n = s.edge.node.get();
+    if (n && deps[n] == 0) {
+      deps[n] = -1;  // queued
+      ready.push(s.edge.node);
+    }
+  }
+
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = ready.top();
+    ready.pop();
+    std::vector<Tensor> grads = std::move(buffers[node.get()]);
+    buffers.erase(node.get());
+    grads.resize(node->outputs.size());
+    for (uint32_t i = 0; i < grads.size(); ++i) {
+      if (grads[i].defined()) grads[i] = run_hooks(node.get(), i, grads[i]);
+    }
+    if (captures) {
+      for (size_t c = 0; c < captures->size(); ++c) {
+        const auto& cap = (*captures)[c];
+        if (cap.node == node.get() && grads[cap.input_nr].defined()) (*captured)[c] = grads[cap.input_nr];
+      }
+    }
+    const bool is_accumulator = dynamic_cast<AccumulateGrad*>(node.get()) != nullptr;
+    const bool run = captures ? (!is_accumulator && needed.count(node.get()) > 0) : true;
+    std::vector<Tensor> input_grads;
+    if (run) {
+      // Materialise zeros for outputs that got no gradient, so formulas need not care.
+      for (uint32_t i = 0; i < grads.size(); ++i) {
+        const auto& info = node->outputs[i];
+        if (!grads[i].defined() && is_floating(info.dtype)) grads[i] = zeros(info.shape, info.dtype, info.device);
+      }
+      input_grads = node->apply(grads);
+      if (!retain_graph) node->release();
+    }
+    for (size_t i = 0; i < node->next_edges.size(); ++i) {
+      const Edge& e = node->next_edges[i];
+      if (!e.valid()) continue;
+      if (i < input_grads.size() && input_grads[i].defined()) {
+        const Tensor& g = input_grads[i];
+        const auto& want = e.node->outputs[e.input_nr];
+        EMBER_CHECK(g.shape() == want.shape, Error, "backward: function ", node->name(),
+                    " returned an invalid gradient at index ", i, " - got ", shape_str(g.shape()),
+                    " but expected shape compatible with ", shape_str(want.shape));
+        accumulate(e, g);
+      }
+      int& d = deps[e.node.get()];
+      if (--d == 0) {
+        d = -1;
+        ready.push(e.node);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph,
+              bool create_graph) {
+  auto seeds = make_seeds(roots, grad_roots, "backward");
+  execute(seeds, retain_graph || create_graph, create_graph, nullptr, nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool create_graph,
+                         bool allow_unused) {
+  auto seeds = make_seeds(outputs, grad_outputs, "autograd.grad");
+  std::vector<Capture> captures;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    EMBER_CHECK(in.defined() && in.requires_grad(), Error, "autograd.grad: input ", i,
+                " does not require grad");
+    Edge e = gradient_edge(in);
+    captures.push_back({e.node.get(), e.input_nr});
+  }
+  std::vector<Tensor> result(inputs.size());
+  // Hold the accumulators alive while the graph runs.
+  std::vector<Edge> keep;
+  for (const auto& in : inputs) keep.push_back(gradient_edge(in));
+  execute(seeds, retain_graph || create_graph, create_graph, &captures, &result);
+  for (size_t i = 0; i < result.size(); ++i) {
+    EMBER_CHECK(result[i].defined() || allow_unused, Error, "autograd.grad: one of the differentiated "
+                "Tensors (input ", i, ") appears to not have been used in the graph. Set allow_unused=True "
+                "if this is the desired behavior.");
+  }
+  return result;
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,24 @@
+#include <ember/autograd/grad_mode.h>
+
+namespace ember::autograd {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+thread_local bool t_inference = false;
+}  // namespace
+
+bool grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+bool inference_mode_enabled() { return t_inference; }
+
+InferenceModeGuard::InferenceModeGuard(bool enabled)
+    : prev_grad_(t_grad_enabled), prev_inference_(t_inference) {
+  t_inference = enabled;
+  if (enabled) t_grad_enabled = false;
+}
+InferenceModeGuard::~InferenceModeGuard() {
+  t_grad_enabled = prev_grad_;
+  t_inference = prev_inference_;
+}
+
+}  // namespace ember::autograd

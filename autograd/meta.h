@@ -1,0 +1,28 @@
+// Per-tensor autograd state, allocated only for tensors in the graph.
+#pragma once
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <ember/core/tensor.h>
+
+namespace ember::autograd {
+
+struct Node;
+
+struct AutogradMeta {
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;        // null for leaves
+  uint32_t output_nr = 0;               // which output of grad_fn this tensor is
+  std::weak_ptr<Node> grad_accumulator; // leaves: the node that accumulates into .grad
+  bool retains_grad = false;
+  std::vector<std::pair<int, Tensor::Hook>> hooks;  // leaves only; non-leaf hooks live on grad_fn
+};
+
+// The tensor's meta, created on first use.
+AutogradMeta& meta(const Tensor& t);
+// Null when the tensor has no autograd state.
+inline AutogradMeta* meta_if(const Tensor& t) { return t.impl()->autograd.get(); }
+
+}  // namespace ember::autograd

@@ -1,0 +1,170 @@
+#include <ember/autograd/node.h>
+
+#include <atomic>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/meta.h>
+#include <ember/core/error.h>
+#include <ember/core/ops/binary.h>
+
+namespace ember::autograd {
+
+namespace {
+std::atomic<uint64_t> g_sequence{0};
+
+std::string tensor_label(const Tensor& t) {
+  return str("[", dtype_name(t.dtype()), " ", shape_str(t.shape()), "]");
+}
+}  // namespace
+
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+  if (!t.defined()) return;
+  defined_ = true;
+  version_ = t.version();
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    // Keep the data without the autograd meta that points back at the owner.
+    data_ = make_view(t, t.shape(), t.strides(), t.storage_offset());
+    output_nr_ = meta_if(t) ? meta_if(t)->output_nr : 0;
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
+  if (!defined_) return Tensor();
+  if (released_) {
+    throw Error(
+        "Trying to backward through the graph a second time (or directly access saved tensors after "
+        "they have already been freed). Saved intermediate values of the graph are freed when you call "
+        ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+        "graph a second time or if you need to access saved tensors after calling backward.");
+  }
+  if (data_.version() != version_) {
+    throw Error(str("one of the variables needed for gradient computation has been modified by an "
+                    "inplace operation: ", tensor_label(data_), ", which is ",
+                    is_output_ ? str("output ", output_nr_, " of ") : std::string("an input of "),
+                    owner->name(), ", is at version ", data_.version(), "; expected version ", version_,
+                    " instead. Hint: replace the in-place operation (such as x.add_(...) or x[...] = ...) "
+                    "with its out-of-place form, or clone the tensor before modifying it."));
+  }
+  if (!is_output_) return data_;
+  Tensor t = make_view(data_, data_.shape(), data_.strides(), data_.storage_offset());
+  if (requires_grad_) {
+    auto& m = meta(t);
+    m.requires_grad = true;
+    m.grad_fn = owner;
+    m.output_nr = output_nr_;
+  }
+  return t;
+}
+
+TensorList FunctionNode::apply(const TensorList& grads) {
+  TensorList unpacked;
+  unpacked.reserve(saved.size());
+  auto self = shared_from_this();
+  for (const auto& s : saved) unpacked.push_back(s.unpack(self));
+  return vjp_(grads, unpacked, needs_grad);
+}
+
+void FunctionNode::release() {
+  for (auto& s : saved) s.release();
+}
+
+TensorList AccumulateGrad::apply(const TensorList& grads) {
+  Tensor leaf(leaf_);
+  Tensor g = grads[0];
+  if (!g.defined()) return {};
+  auto& m = meta(leaf);
+  for (auto& [id, hook] : m.hooks) {
+    Tensor r = hook(g);
+    if (r.defined()) g = r;
+  }
+  if (!grad_enabled()) {
+    // The graph is not needed: own a plain contiguous buffer that later
+    // steps can add into in place.
+    if (!g.is_contiguous() || g.storage().use_count() > 1 || g.requires_grad()) g = g.detach().clone();
+  }
+  if (!m.grad.defined()) {
+    m.grad = g;
+  } else if (grad_enabled()) {
+    m.grad = add(m.grad, g);
+  } else {
+    m.grad.add_(g);
+  }
+  return {};
+}
+
+bool any_requires_grad(const TensorList& inputs) {
+  if (!grad_enabled()) return false;
+  for (const auto& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  auto* m = meta_if(t);
+  if (!m || !m->requires_grad) return {};
+  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  auto acc = m->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    acc->outputs.push_back({t.shape(), t.dtype(), t.device()});
+    m->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved,
+            Vjp vjp) {
+  auto node = std::make_shared<FunctionNode>(name, std::move(vjp));
+  node->sequence_nr = g_sequence.fetch_add(1);
+  node->next_edges.reserve(inputs.size());
+  node->needs_grad.reserve(inputs.size());
+  for (const auto& in : inputs) {
+    Edge e = in.defined() ? gradient_edge(in) : Edge{};
+    node->needs_grad.push_back(e.valid());
+    node->next_edges.push_back(std::move(e));
+  }
+  for (const auto& s : saved) {
+    bool is_output = false;
+    for (const auto& o : outputs) is_output = is_output || (s.defined() && s.is_same(o));
+    node->saved.emplace_back(s, is_output);
+  }
+  uint32_t nr = 0;
+  for (const auto& out : outputs) {
+    node->outputs.push_back({out.shape(), out.dtype(), out.device()});
+    // Only floating outputs carry gradients (indices from max() do not).
+    if (is_floating(out.dtype())) {
+      auto& m = meta(out);
+      m.requires_grad = true;
+      m.grad_fn = node;
+      m.output_nr = nr;
+    }
+    ++nr;
+  }
+}
+
+void check_inplace(const Tensor& self, const char* op) {
+  if (!grad_enabled()) return;
+  auto* m = meta_if(self);
+  if (m && m->requires_grad && !m->grad_fn) {
+    throw Error(str(op, ": a leaf Variable that requires grad is being used in an in-place operation. "
+                        "Wrap the update in `with ember.no_grad():` or operate on x.detach()."));
+  }
+}
+
+void rebase_history(const Tensor& self, const Tensor& result) {
+  auto* rm = meta_if(result);
+  if (!rm || !rm->grad_fn) return;
+  EMBER_CHECK(!self.impl()->is_view, NotImplementedError,
+              "in-place modification of a view of a tensor that requires grad is not supported yet; "
+              "use the out-of-place op (or clone() the view first)");
+  auto& m = meta(self);
+  m.requires_grad = true;
+  m.grad_fn = rm->grad_fn;
+  m.output_nr = rm->output_nr;
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,118 @@
+// The autograd graph: a Node per recorded op, with edges to the nodes that
+// produced its inputs. Backward formulas are written with ember ops, so they
+// run on any device and record a graph themselves under create_graph.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ember/core/tensor.h>
+
+namespace ember::autograd {
+
+using TensorList = std::vector<Tensor>;
+struct Node;
+
+struct Edge {
+  std::shared_ptr<Node> node;
+  uint32_t input_nr = 0;
+  bool valid() const { return node != nullptr; }
+};
+
+// A tensor kept for backward, checked against its version when used.
+// Outputs of the node are stored without their grad_fn (that would be a
+// cycle) and re-attached to it on unpack.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  SavedTensor(const Tensor& t, bool is_output);
+  Tensor unpack(const std::shared_ptr<Node>& owner) const;
+  void release() { data_ = Tensor(); released_ = true; }
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+  bool is_output_ = false;
+  bool released_ = false;
+  bool requires_grad_ = false;
+  uint32_t output_nr_ = 0;
+  bool defined_ = false;
+};
+
+struct OutputInfo {
+  Shape shape;
+  DType dtype;
+  Device device;
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  virtual ~Node() = default;
+  virtual std::string name() const = 0;
+  // grads[i] is the gradient of output i; returns one gradient per input edge
+  // (undefined where the input needs none).
+  virtual TensorList apply(const TensorList& grads) = 0;
+  // Frees saved tensors after a backward without retain_graph.
+  virtual void release() {}
+
+  std::vector<Edge> next_edges;
+  std::vector<OutputInfo> outputs;
+  uint64_t sequence_nr = 0;  // creation order: later nodes run first
+  // Hooks on non-leaf tensors, by output index.
+  std::map<uint32_t, std::vector<std::pair<int, Tensor::Hook>>> tensor_hooks;
+  std::map<uint32_t, std::weak_ptr<TensorImpl>> retained;  // outputs with retain_grad()
+};
+
+// The backward of one op: saved tensors plus a vector-Jacobian product.
+using Vjp = std::function<TensorList(const TensorList& grads, const TensorList& saved,
+                                     const std::vector<bool>& needs_grad)>;
+
+class FunctionNode : public Node {
+ public:
+  FunctionNode(std::string name, Vjp vjp) : name_(std::move(name)), vjp_(std::move(vjp)) {}
+  std::string name() const override { return name_; }
+  TensorList apply(const TensorList& grads) override;
+  void release() override;
+
+  std::vector<SavedTensor> saved;
+  std::vector<bool> needs_grad;
+
+ private:
+  std::string name_;
+  Vjp vjp_;
+};
+
+// Adds into a leaf's .grad.
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
+  std::string name() const override { return "AccumulateGrad"; }
+  TensorList apply(const TensorList& grads) override;
+  const std::shared_ptr<TensorImpl>& leaf() const { return leaf_; }
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+// True when grad mode is on and any defined input requires grad.
+bool any_requires_grad(const TensorList& inputs);
+
+// Records a node for an op: `outputs` get it as grad_fn and requires_grad.
+// Call only when any_requires_grad(inputs). `saved` may include outputs.
+// `name` is PyTorch-like: "MulBackward0".
+void record(const char* name, const TensorList& inputs, const TensorList& outputs,
+            const TensorList& saved, Vjp vjp);
+
+// For in-place ops under autograd: makes `self` take over `result`'s history
+// after its data was written into self. Errors as PyTorch does on leaves.
+void rebase_history(const Tensor& self, const Tensor& result);
+// Throws PyTorch's error when `self` is a leaf requiring grad (or a view of
+// one) and grad mode is on. Called by every in-place op before writing.
+void check_inplace(const Tensor& self, const char* op);
+
+// The edge a gradient for `t` flows along.
+Edge gradient_edge(const Tensor& t);
+
+}  // namespace ember::autograd

@@ -1,0 +1,114 @@
+// Copies and conversions. Differentiable: to(dtype), clone, contiguous, copy_.
+#include <ember/core/ops/copy.h>
+
+#include <ember/autograd/meta.h>
+#include <ember/autograd/node.h>
+#include <ember/core/cpu/copy.h>
+#include <ember/core/cpu/factory.h>
+#include <ember/core/ops/reduce.h>
+#include <ember/core/error.h>
+#include <ember/cuda/cuda_api.h>
+
+namespace ember {
+
+using autograd::TensorList;
+
+namespace {
+void copy_kernel(Tensor& dst, const Tensor& src) {
+  if (dst.device().is_cpu() && src.device().is_cpu()) {
+    cpu::copy(dst, src);
+  } else {
+    cuda::copy(dst, src);
+  }
+}
+}  // namespace
+
+Tensor& copy_(Tensor& dst, const Tensor& src) {
+  broadcast_shapes(dst.shape(), src.shape(), "copy_");
+  EMBER_CHECK(numel_of(broadcast_shapes(dst.shape(), src.shape(), "copy_")) == dst.numel(), Error,
+              "copy_: source of shape ", shape_str(src.shape()), " cannot be broadcast to ",
+              shape_str(dst.shape()));
+  autograd::check_inplace(dst, "copy_");
+  if (src.is_same(dst)) return dst;
+  const bool grad = autograd::any_requires_grad({dst, src});
+  copy_kernel(dst, src);
+  dst.bump_version();
+  if (grad) {
+    // History: dst now equals src broadcast and cast; its old value gets no gradient.
+    const Shape src_shape = src.shape();
+    const DType src_dtype = src.dtype();
+    Tensor result = make_view(dst, dst.shape(), dst.strides(), dst.storage_offset());
+    autograd::record("CopyBackwards", {dst.detach(), src}, {result}, {},
+                     [src_shape, src_dtype](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+                       return TensorList{Tensor(), sum_to(g[0], src_shape).to(src_dtype)};
+                     });
+    autograd::rebase_history(dst, result);
+  }
+  return dst;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) { return ember::copy_(*this, src); }
+
+Tensor to_dtype(const Tensor& t, DType dtype, bool copy) {
+  if (t.dtype() == dtype && !copy) return t;
+  Tensor out = empty(t.shape(), dtype, t.device());
+  copy_kernel(out, t);
+  if (is_floating(dtype) && autograd::any_requires_grad({t})) {
+    const DType from = t.dtype();
+    autograd::record("ToCopyBackward0", {t}, {out}, {},
+                     [from](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+                       return TensorList{g[0].to(from)};
+                     });
+  }
+  return out;
+}
+
+Tensor Tensor::to(DType dtype, bool copy) const { return to_dtype(*this, dtype, copy); }
+
+Tensor Tensor::to(Device device, bool copy) const { return to(device, dtype(), copy); }
+
+Tensor Tensor::to(Device device, DType dtype, bool copy) const {
+  if (device == this->device()) return to_dtype(*this, dtype, copy);
+  Tensor out = empty(shape(), dtype, device);
+  copy_kernel(out, *this);
+  if (is_floating(dtype) && autograd::any_requires_grad({*this})) {
+    const Device from = this->device();
+    const DType from_dtype = this->dtype();
+    autograd::record("ToCopyBackward0", {*this}, {out}, {},
+                     [from, from_dtype](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+                       return TensorList{g[0].to(from, from_dtype)};
+                     });
+  }
+  return out;
+}
+
+Tensor Tensor::clone() const { return to_dtype(*this, dtype(), /*copy=*/true); }
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  autograd::check_inplace(*this, "fill_");
+  EMBER_CHECK(device().is_cpu(), NotImplementedError, "fill_: only the CPU is supported in this build");
+  cpu::fill(*this, value);
+  bump_version();
+  if (requires_grad()) autograd::meta(*this).grad_fn.reset();  // a constant now
+  return *this;
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, Error, "item: a Tensor with ", numel(),
+              " elements cannot be converted to Scalar (shape ", ember::shape_str(shape()), ")");
+  Tensor c = device().is_cpu() ? *this : cpu();
+  return dispatch(dtype(), "item", [&](auto tag) -> Scalar {
+    using T = typename decltype(tag)::type;
+    const T v = *c.data<T>();
+    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
+    else if constexpr (std::is_same_v<T, double>) return Scalar(v);
+    else return Scalar(static_cast<double>(static_cast<float>(v)));
+  });
+}
+
+}  // namespace ember

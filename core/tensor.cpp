@@ -1,0 +1,58 @@
+#include <ember/core/tensor.h>
+
+#include <ember/autograd/meta.h>
+#include <ember/core/error.h>
+
+namespace ember {
+
+const Shape& Tensor::shape() const {
+  EMBER_CHECK(impl_, Error, "tensor is undefined");
+  return impl_->shape;
+}
+
+const Strides& Tensor::strides() const { return impl_->strides; }
+
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
+DType Tensor::dtype() const {
+  EMBER_CHECK(impl_, Error, "tensor is undefined");
+  return impl_->dtype;
+}
+Device Tensor::device() const { return impl_->storage.device(); }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (size_t i = impl_->shape.size(); i-- > 0;) {
+    const int64_t s = impl_->shape[i];
+    if (s == 1) continue;
+    if (impl_->strides[i] != expected) return false;
+    expected *= s;
+  }
+  return true;
+}
+
+void* Tensor::data_ptr() const {
+  return static_cast<char*>(impl_->storage.data()) + impl_->offset * static_cast<int64_t>(itemsize(impl_->dtype));
+}
+
+Tensor empty(const Shape& shape, DType dtype, Device device) {
+  for (auto s : shape) {
+    EMBER_CHECK(s >= 0, ValueError, "empty: negative dimension in shape ", shape_str(shape));
+  }
+  const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  return Tensor(std::make_shared<TensorImpl>(Storage(nbytes, device), shape, contiguous_strides(shape), 0, dtype));
+}
+
+Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>(base.storage(), std::move(shape), std::move(strides), offset,
+                                           base.dtype());
+  impl->is_view = true;
+  return Tensor(std::move(impl));
+}
+
+std::string describe(const Tensor& t) {
+  if (!t.defined()) return "undefined tensor";
+  return str(dtype_name(t.dtype()), " tensor of shape ", shape_str(t.shape()), " on ", t.device().str());
+}
+
+}  // namespace ember

@@ -1,0 +1,62 @@
+#include <ember/core/type_promotion.h>
+
+#include <ember/core/error.h>
+
+namespace ember {
+
+namespace {
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+}  // namespace
+
+DType result_type(const std::vector<Tensor>& operands) {
+  // Promote within each tier, then let a lower tier win only by category.
+  bool have[3] = {false, false, false};
+  DType tier[3] = {DType::Bool, DType::Bool, DType::Bool};
+  for (const auto& t : operands) {
+    if (!t.defined()) continue;
+    const int k = t.impl()->wrapped_number ? 2 : t.dim() == 0 ? 1 : 0;
+    DType d = t.dtype();
+    if (k == 2) {  // a Python number: its default type
+      d = d == DType::Bool ? DType::Bool : is_floating(d) ? default_float_dtype() : DType::Int64;
+    }
+    tier[k] = have[k] ? promote_types(tier[k], d) : d;
+    have[k] = true;
+  }
+  DType result = DType::Bool;
+  bool any = false;
+  for (int k = 0; k < 3; ++k) {
+    if (!have[k]) continue;
+    if (!any) {
+      result = tier[k];
+      any = true;
+    } else if (category(tier[k]) > category(result)) {
+      result = tier[k];
+    }
+  }
+  return result;
+}
+
+Device common_device(const char* op, const std::vector<Tensor>& operands) {
+  Device dev;
+  bool first = true;
+  for (const auto& t : operands) {
+    if (!t.defined() || t.impl()->wrapped_number) continue;
+    if (first) {
+      dev = t.device();
+      first = false;
+      continue;
+    }
+    if (t.device() != dev && t.dim() != 0) {
+      std::string where;
+      for (size_t i = 0; i < operands.size(); ++i) {
+        if (!operands[i].defined()) continue;
+        where += str(where.empty() ? "" : ", ", "input ", i, " is on ", operands[i].device().str());
+      }
+      throw Error(str(op, ": expected all tensors to be on the same device, but ", where,
+                      ". Move them with .to(device) first."));
+    }
+  }
+  return dev;
+}
+
+}  // namespace ember

@@ -1,0 +1,33 @@
+"""ember: a deep-learning framework in the shape of PyTorch, with a C++ core."""
+import os as _os
+
+
+def _preload_blas():
+    # libember may link PyPI's OpenBLAS (scipy-openblas32); load it first so
+    # the extension resolves it wherever pip put it.
+    try:
+        import ctypes
+        import scipy_openblas32
+    except ImportError:
+        return
+    path = _os.path.join(scipy_openblas32.get_lib_dir(), f"lib{scipy_openblas32.get_library()}.so")
+    if _os.path.exists(path):
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
+_preload_blas()
+
+from ember import _C  # noqa: E402
+from ember._C import Tensor, device, dtype  # noqa: F401
+
+# Every function and dtype the extension exports (ember.zeros, ember.float32,
+# ...), except private names.
+globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
+
+from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
+from ember import autograd  # noqa: E402,F401
+from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
+
+__version__ = "0.1.0"
+# Prefix for C++ programs: cmake -DCMAKE_PREFIX_PATH=<this> finds ember::ember.
+cmake_prefix_path = _os.path.dirname(_os.path.abspath(__file__))

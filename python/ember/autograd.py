@@ -1,0 +1,99 @@
+"""ember.autograd: backward, grad and gradcheck."""
+import numpy as np
+
+from ember import _C
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    """Accumulates gradients of `tensors` into the leaves' .grad."""
+    tensors = _as_list(tensors)
+    grads = _as_list(grad_tensors) or [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _C._backward(tensors, grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """Returns the gradients of `outputs` with respect to `inputs` (a tuple)."""
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    grads = _as_list(grad_outputs) or [None] * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    return tuple(_C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused))
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when analytic and numerical gradients disagree."""
+
+
+def _numerical_jacobian(fn, inputs, index, eps):
+    x = inputs[index]
+    flat = x.detach().numpy().reshape(-1)  # shares memory with x
+    base = [np.asarray(o.detach().numpy(), dtype=np.float64).copy() for o in _outputs(fn, inputs)]
+    cols = []
+    for k in range(flat.size):
+        orig = flat[k]
+        flat[k] = orig + eps
+        plus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
+        flat[k] = orig - eps
+        minus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
+        flat[k] = orig
+        cols.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]))
+    total = sum(b.size for b in base)
+    return np.stack(cols, axis=1) if cols else np.zeros((total, 0))
+
+
+def _outputs(fn, inputs):
+    out = fn(*inputs)
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _analytical_jacobian(fn, inputs, index):
+    outs = [o for o in _outputs(fn, inputs)]
+    rows = []
+    for o in outs:
+        n = o.numel()
+        for k in range(n):
+            seed = np.zeros(n, dtype=np.float64)
+            seed[k] = 1.0
+            g = _C.tensor(seed.reshape(o.shape), dtype=o.dtype)
+            if not o.requires_grad:
+                rows.append(np.zeros(inputs[index].numel()))
+                continue
+            (gi,) = grad([o], [inputs[index]], [g], retain_graph=True, allow_unused=True)
+            rows.append(np.zeros(inputs[index].numel()) if gi is None else gi.detach().numpy().astype(np.float64).reshape(-1))
+    return np.stack(rows, axis=0) if rows else np.zeros((0, inputs[index].numel()))
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """Compares autograd's gradients of `fn` with central finite differences.
+
+    Inputs that require grad should be float64 CPU tensors. Returns True, or
+    raises GradcheckError (returns False with raise_exception=False) naming the
+    input and the largest mismatch.
+    """
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, _C.Tensor) and x.requires_grad):
+            continue
+        if x.dtype != _C.float64:
+            raise ValueError(f"gradcheck: input {i} is {x.dtype}; use float64 inputs for finite differences")
+        numerical = _numerical_jacobian(fn, inputs, i, eps)
+        analytical = _analytical_jacobian(fn, inputs, i)
+        if numerical.shape != analytical.shape or not np.allclose(analytical, numerical, atol=atol, rtol=rtol):
+            diff = np.abs(analytical - numerical).max() if numerical.shape == analytical.shape else float("nan")
+            msg = (f"gradcheck: Jacobian mismatch for input {i} (max abs difference {diff:.3g})\n"
+                   f"numerical:\n{numerical}\nanalytical:\n{analytical}")
+            if raise_exception:
+                raise GradcheckError(msg)
+            return False
+    return True

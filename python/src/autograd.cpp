@@ -1,0 +1,93 @@
+// Autograd from Python: backward, grad, grad modes, hooks, grad_fn.
+#include "bind.h"
+
+namespace ember::python {
+
+namespace {
+std::vector<Tensor> tensor_list(py::handle obj) {
+  std::vector<Tensor> out;
+  if (obj.is_none()) return out;
+  if (py::isinstance<Tensor>(obj)) return {obj.cast<Tensor>()};
+  for (auto item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+  return out;
+}
+}  // namespace
+
+void init_autograd(py::module_& m) {
+  py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
+      .def("name", &autograd::Node::name)
+      .def_property_readonly("next_functions", [](const autograd::Node& n) {
+        py::list out;
+        for (const auto& e : n.next_edges) {
+          out.append(py::make_tuple(e.node ? py::cast(e.node) : py::object(py::none()), e.input_nr));
+        }
+        return py::tuple(out);
+      })
+      .def("__repr__", [](const autograd::Node& n) { return "<" + n.name() + " object>"; });
+
+  auto& cls = tensor_class();
+  cls.def_property("requires_grad", &Tensor::requires_grad,
+                   [](Tensor& t, bool v) { t.requires_grad_(v); })
+      .def("requires_grad_", [](Tensor& t, bool v) { return t.requires_grad_(v); }, py::arg("requires_grad") = true)
+      .def_property("grad", &Tensor::grad, [](Tensor& t, py::object g) {
+        t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>());
+      })
+      .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
+        auto fn = t.grad_fn();
+        return fn ? py::cast(fn) : py::object(py::none());
+      })
+      .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def_property_readonly("retains_grad", &Tensor::retains_grad)
+      .def("retain_grad", &Tensor::retain_grad)
+      .def("detach", &Tensor::detach)
+      .def("detach_", [](Tensor& t) { return t.detach_(); })
+      .def_property("data", &Tensor::detach, [](Tensor& t, const Tensor& src) {
+        // Swap in src's storage and geometry, keeping autograd identity.
+        auto* impl = t.impl();
+        EMBER_CHECK(src.defined(), ValueError, "data: cannot assign an undefined tensor");
+        impl->storage = src.storage();
+        impl->shape = src.shape();
+        impl->strides = src.strides();
+        impl->offset = src.storage_offset();
+        impl->dtype = src.dtype();
+      })
+      .def("backward", [](const Tensor& t, py::object gradient, std::optional<bool> retain_graph, bool create_graph,
+                          py::object inputs) {
+        EMBER_CHECK(inputs.is_none(), NotImplementedError, "backward: the inputs= argument is not supported yet");
+        Tensor g = gradient.is_none() ? Tensor() : to_tensor_arg(gradient, "backward");
+        py::gil_scoped_release release;
+        t.backward(g, retain_graph.value_or(create_graph), create_graph);
+      }, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false,
+         py::arg("inputs") = py::none())
+      .def("register_hook", [](const Tensor& t, py::function fn) {
+        const int id = t.register_hook([fn](const Tensor& g) -> Tensor {
+          py::gil_scoped_acquire gil;
+          py::object r = fn(g);
+          return r.is_none() ? Tensor() : r.cast<Tensor>();
+        });
+        return id;
+      })
+      .def("_remove_hook", [](const Tensor& t, int id) { t.remove_hook(id); });
+
+  m.def("is_grad_enabled", &autograd::grad_enabled);
+  m.def("_set_grad_enabled", &autograd::set_grad_enabled);
+  m.def("is_inference_mode_enabled", &autograd::inference_mode_enabled);
+  py::class_<autograd::InferenceModeGuard>(m, "_InferenceModeGuard").def(py::init<bool>());
+
+  m.def("_backward", [](py::object tensors, py::object grads, bool retain_graph, bool create_graph) {
+    auto roots = tensor_list(tensors);
+    auto seeds = tensor_list(grads);
+    py::gil_scoped_release release;
+    autograd::backward(roots, seeds, retain_graph, create_graph);
+  });
+  m.def("_grad", [](py::object outputs, py::object inputs, py::object grad_outputs, bool retain_graph,
+                    bool create_graph, bool allow_unused) {
+    auto outs = tensor_list(outputs);
+    auto ins = tensor_list(inputs);
+    auto gs = tensor_list(grad_outputs);
+    py::gil_scoped_release release;
+    return autograd::grad(outs, ins, gs, retain_graph, create_graph, allow_unused);
+  });
+}
+
+}  // namespace ember::python

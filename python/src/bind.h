@@ -1,0 +1,61 @@
+// Shared pieces of the Python bindings: argument conversion between Python
+// objects and ember types. One init_<area>() per file; module.cpp calls them.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <ember/ember.h>
+
+namespace py = pybind11;
+
+namespace ember::python {
+
+// A dtype as Python sees it: ember.float32 etc.
+struct PyDType {
+  DType value;
+};
+
+// ember dtype object for `t`.
+py::object dtype_object(DType t);
+// Accepts ember dtypes, numpy dtypes and Python types (float, int, bool).
+DType to_dtype(py::handle obj);
+std::optional<DType> to_optional_dtype(py::handle obj);
+// Accepts "cpu", "cuda:0", ember.device and None (-> default).
+Device to_device(py::handle obj, Device dflt = kCPU);
+
+// A Tensor, or a Python number turned into a wrapped-number tensor.
+Tensor to_tensor_arg(py::handle obj, const char* op);
+// A Python number as a Scalar; throws TypeError naming `op` otherwise.
+Scalar to_scalar(py::handle obj, const char* op);
+// An int, or a sequence of ints (also varargs already packed in a tuple).
+std::vector<int64_t> to_int_list(py::handle obj, const char* op);
+// Shape from f(2, 3), f((2, 3)) or f([2, 3]).
+Shape shape_from_args(const py::args& args, const char* op);
+// dims: None -> {}, int -> {d}, sequence -> list.
+Dims to_dims(py::handle obj, const char* op);
+
+// Builds a tensor from nested lists / numbers / numpy arrays (a copy).
+Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device device);
+
+using TensorClass = py::class_<Tensor>;
+TensorClass& tensor_class();
+
+void init_dtype(py::module_& m);
+void init_tensor(py::module_& m);
+void init_autograd(py::module_& m);
+void init_factory(py::module_& m);
+void init_copy(py::module_& m);
+void init_unary(py::module_& m);
+void init_binary(py::module_& m);
+void init_reduce(py::module_& m);
+void init_softmax(py::module_& m);
+void init_matmul(py::module_& m);
+void init_shape(py::module_& m);
+void init_index(py::module_& m);
+void init_random(py::module_& m);
+void init_cuda(py::module_& m);
+
+}  // namespace ember::python

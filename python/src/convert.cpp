@@ -1,0 +1,239 @@
+// Conversions between Python objects and ember types, shared by all bindings.
+#include <pybind11/numpy.h>
+
+#include "bind.h"
+
+namespace ember::python {
+
+namespace {
+// Leaked on purpose: they must outlive interpreter shutdown.
+py::object* const g_dtypes = new py::object[kNumDTypes];
+}
+
+py::object dtype_object(DType t) { return g_dtypes[static_cast<int>(t)]; }
+
+DType to_dtype(py::handle obj) {
+  if (py::isinstance<PyDType>(obj)) return obj.cast<PyDType>().value;
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return default_float_dtype();
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::Int64;
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+  // numpy dtypes and scalar types, by name
+  if (py::hasattr(obj, "dtype") || py::hasattr(obj, "kind")) {
+    try {
+      std::string name = py::str(py::module_::import("numpy").attr("dtype")(obj).attr("name"));
+      for (int i = 0; i < kNumDTypes; ++i) {
+        if (name == dtype_name(static_cast<DType>(i))) return static_cast<DType>(i);
+      }
+    } catch (const py::error_already_set&) {
+    }
+  }
+  throw TypeError(str("expected an ember dtype such as ember.float32, got ", std::string(py::repr(obj))));
+}
+
+std::optional<DType> to_optional_dtype(py::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return to_dtype(obj);
+}
+
+Device to_device(py::handle obj, Device dflt) {
+  if (obj.is_none()) return dflt;
+  if (py::isinstance<Device>(obj)) return obj.cast<Device>();
+  if (py::isinstance<py::str>(obj)) return Device(obj.cast<std::string>());
+  if (py::isinstance<py::int_>(obj)) return Device(DeviceType::CUDA, obj.cast<int>());
+  throw TypeError(str("expected a device such as 'cpu' or 'cuda:0', got ", std::string(py::repr(obj))));
+}
+
+Scalar to_scalar(py::handle obj, const char* op) {
+  if (py::isinstance<py::bool_>(obj)) return Scalar(obj.cast<bool>());
+  if (py::isinstance<py::int_>(obj)) return Scalar(obj.cast<int64_t>());
+  if (py::isinstance<py::float_>(obj)) return Scalar(obj.cast<double>());
+  if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>().item();
+  // numpy scalars and other numbers
+  if (PyIndex_Check(obj.ptr())) return Scalar(obj.cast<int64_t>());
+  if (PyNumber_Check(obj.ptr()) && py::hasattr(obj, "__float__")) return Scalar(py::reinterpret_borrow<py::object>(obj).attr("__float__")().cast<double>());
+  throw TypeError(str(op, ": expected a number, got ", std::string(py::str(obj.get_type().attr("__name__")))));
+}
+
+Tensor to_tensor_arg(py::handle obj, const char* op) {
+  if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
+  if (py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj)) {
+    return scalar_tensor(to_scalar(obj, op));
+  }
+  if (py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    throw TypeError(str(op, ": expected a Tensor or a number, got ", std::string(py::str(obj.get_type().attr("__name__"))),
+                        "; wrap it with ember.tensor(...) first"));
+  }
+  return scalar_tensor(to_scalar(obj, op));
+}
+
+std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
+  if (PyIndex_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (py::isinstance<Tensor>(obj)) {
+    Tensor t = obj.cast<Tensor>();
+    EMBER_CHECK(!t.is_floating_point(), TypeError, op, ": expected integers, got a ", dtype_name(t.dtype()), " tensor");
+    std::vector<int64_t> out;
+    Tensor c = t.to(DType::Int64).contiguous();
+    for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c.data<int64_t>()[i]);
+    return out;
+  }
+  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    std::vector<int64_t> out;
+    for (auto item : obj) {
+      EMBER_CHECK(PyIndex_Check(item.ptr()), TypeError, op, ": expected a sequence of ints, got an element of type ",
+                  std::string(py::str(item.get_type().attr("__name__"))));
+      out.push_back(item.cast<int64_t>());
+    }
+    return out;
+  }
+  throw TypeError(str(op, ": expected an int or a sequence of ints, got ", std::string(py::str(obj.get_type().attr("__name__")))));
+}
+
+Shape shape_from_args(const py::args& args, const char* op) {
+  if (args.size() == 1 && !PyIndex_Check(args[0].ptr())) return to_int_list(args[0], op);
+  return to_int_list(args, op);
+}
+
+Dims to_dims(py::handle obj, const char* op) {
+  if (obj.is_none()) return {};
+  return to_int_list(obj, op);
+}
+
+namespace {
+
+// Walks nested sequences: shape, and the widest kind of number seen.
+void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
+  if (py::isinstance<py::bool_>(obj)) { kind = std::max(kind, 0); return; }
+  if (PyIndex_Check(obj.ptr()) && !py::isinstance<py::float_>(obj)) { kind = std::max(kind, 1); return; }
+  if (py::isinstance<py::float_>(obj) || (PyNumber_Check(obj.ptr()) && !py::isinstance<py::sequence>(obj))) {
+    kind = 2;
+    return;
+  }
+  if (py::isinstance<Tensor>(obj)) {
+    Tensor t = obj.cast<Tensor>();
+    EMBER_CHECK(t.numel() == 1 && t.dim() == 0, ValueError,
+                "tensor: only one-element 0-d tensors can be mixed into nested lists");
+    kind = std::max(kind, t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
+    return;
+  }
+  EMBER_CHECK(py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj), TypeError,
+              "tensor: could not infer dtype of ", std::string(py::str(obj.get_type().attr("__name__"))));
+  const int64_t n = static_cast<int64_t>(py::len(obj));
+  if (shape.size() <= depth) shape.push_back(n);
+  else EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
+                   " at dim ", depth, " (got ", n, ")");
+  for (auto item : obj) infer(item, depth + 1, shape, kind);
+}
+
+void fill_from(py::handle obj, double*& out) {
+  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    for (auto item : obj) fill_from(item, out);
+    return;
+  }
+  *out++ = py::isinstance<Tensor>(obj) ? obj.cast<Tensor>().item().to_double() : py::reinterpret_borrow<py::object>(obj).attr("__float__")().cast<double>();
+}
+
+void fill_from_int(py::handle obj, int64_t*& out) {
+  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+    for (auto item : obj) fill_from_int(item, out);
+    return;
+  }
+  *out++ = py::isinstance<Tensor>(obj) ? obj.cast<Tensor>().item().to_int() : obj.cast<int64_t>();
+}
+
+}  // namespace
+
+Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device device) {
+  if (py::isinstance<Tensor>(data)) {
+    Tensor t = data.cast<Tensor>().detach();
+    return t.to(device, dtype.value_or(t.dtype()), /*copy=*/true);
+  }
+  if (py::isinstance<py::array>(data)) {
+    py::array arr = py::array::ensure(data);
+    std::string name = py::str(arr.dtype().attr("name"));
+    if (name == "float16" || name == "float32" || name == "float64" || name == "int64" || name == "int32" ||
+        name == "int8" || name == "uint8" || name == "bool") {
+      py::array c = py::array::ensure(arr, py::array::c_style);
+      Shape shape(c.shape(), c.shape() + c.ndim());
+      DType dt = to_dtype(c.dtype());
+      Tensor t = empty(shape, dt);
+      std::memcpy(t.data_ptr(), c.data(), t.numel() * t.element_size());
+      return t.to(device, dtype.value_or(dt));
+    }
+    // other numpy types: go through float64 or int64
+    return tensor_from_data(arr.attr("tolist")(), dtype, device);
+  }
+  Shape shape;
+  int kind = -1;
+  infer(data, 0, shape, kind);
+  const DType natural = kind == 2 ? default_float_dtype() : kind == 1 ? DType::Int64 : kind == 0 ? DType::Bool : default_float_dtype();
+  Tensor t;
+  if (kind == 2 || kind == -1 || (dtype && is_floating(*dtype))) {
+    t = empty(shape, DType::Float64);
+    double* p = t.data<double>();
+    fill_from(data, p);
+  } else {
+    t = empty(shape, DType::Int64);
+    int64_t* p = t.data<int64_t>();
+    fill_from_int(data, p);
+  }
+  return t.to(device, dtype.value_or(natural));
+}
+
+void init_dtype(py::module_& m) {
+  py::class_<PyDType>(m, "dtype")
+      .def_property_readonly("itemsize", [](const PyDType& d) { return itemsize(d.value); })
+      .def_property_readonly("is_floating_point", [](const PyDType& d) { return is_floating(d.value); })
+      .def_property_readonly("is_signed", [](const PyDType& d) {
+        return d.value != DType::Bool && d.value != DType::UInt8;
+      })
+      .def("__repr__", [](const PyDType& d) { return std::string("ember.") + dtype_name(d.value); })
+      .def("__eq__", [](const PyDType& a, py::object b) {
+        return py::isinstance<PyDType>(b) && b.cast<PyDType>().value == a.value;
+      })
+      .def("__hash__", [](const PyDType& d) { return static_cast<int>(d.value); })
+      .def(py::pickle([](const PyDType& d) { return static_cast<int>(d.value); },
+                      [](int v) { return PyDType{static_cast<DType>(v)}; }));
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType t = static_cast<DType>(i);
+    g_dtypes[i] = py::cast(PyDType{t});
+    m.attr(dtype_name(t)) = g_dtypes[i];
+  }
+  m.attr("float") = g_dtypes[static_cast<int>(DType::Float32)];
+  m.attr("double") = g_dtypes[static_cast<int>(DType::Float64)];
+  m.attr("half") = g_dtypes[static_cast<int>(DType::Float16)];
+  m.attr("long") = g_dtypes[static_cast<int>(DType::Int64)];
+  m.attr("int") = g_dtypes[static_cast<int>(DType::Int32)];
+  m.def("promote_types", [](py::handle a, py::handle b) { return dtype_object(promote_types(to_dtype(a), to_dtype(b))); });
+  m.def("get_default_dtype", [] { return dtype_object(default_float_dtype()); });
+  m.def("set_default_dtype", [](py::handle d) { set_default_float_dtype(to_dtype(d)); });
+
+  py::class_<Device>(m, "device")
+      .def(py::init([](py::object spec, std::optional<int> index) {
+             if (py::isinstance<Device>(spec)) return spec.cast<Device>();
+             Device d(spec.cast<std::string>());
+             if (index) {
+               EMBER_CHECK(d.is_cuda() && spec.cast<std::string>().find(':') == std::string::npos, ValueError,
+                           "device: an index is only allowed with type 'cuda' without an index in the string");
+               d.index = *index;
+             }
+             return d;
+           }),
+           py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+      .def_property_readonly("index", [](const Device& d) -> py::object {
+        return d.is_cpu() ? py::object(py::none()) : py::object(py::int_(d.index));
+      })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        return d.is_cpu() ? std::string("device(type='cpu')")
+                          : str("device(type='cuda', index=", d.index, ")");
+      })
+      .def("__eq__", [](const Device& a, py::object b) {
+        if (py::isinstance<Device>(b)) return a == b.cast<Device>();
+        if (py::isinstance<py::str>(b)) return a == Device(b.cast<std::string>());
+        return false;
+      })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; });
+}
+
+}  // namespace ember::python

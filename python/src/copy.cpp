@@ -1,0 +1,61 @@
+// Copies and conversions: to(), clone, contiguous, copy_, fill_, dtype casts.
+#include "bind.h"
+
+namespace ember::python {
+
+void init_copy(py::module_& m) {
+  auto& cls = tensor_class();
+  cls.def("to", [](const Tensor& t, py::args args, py::kwargs kwargs) {
+    std::optional<DType> dtype;
+    std::optional<Device> device;
+    bool copy = false;
+    auto take = [&](py::handle a) {
+      if (py::isinstance<Tensor>(a)) {
+        Tensor o = a.cast<Tensor>();
+        dtype = o.dtype();
+        device = o.device();
+      } else if (py::isinstance<PyDType>(a)) {
+        dtype = to_dtype(a);
+      } else if (!a.is_none()) {
+        device = to_device(a);
+      }
+    };
+    for (auto a : args) take(a);
+    for (auto [k, v] : kwargs) {
+      const std::string key = py::str(k);
+      if (key == "dtype") dtype = to_optional_dtype(v);
+      else if (key == "device") { if (!v.is_none()) device = to_device(v); }
+      else if (key == "copy") copy = v.cast<bool>();
+      else if (key == "non_blocking" || key == "memory_format") continue;
+      else throw TypeError(str("to() got an unexpected keyword argument '", key, "'"));
+    }
+    return t.to(device.value_or(t.device()), dtype.value_or(t.dtype()), copy);
+  });
+  cls.def("type_as", &Tensor::type_as)
+      .def("clone", [](const Tensor& t, py::object) { return t.clone(); }, py::arg("memory_format") = py::none())
+      .def("contiguous", [](const Tensor& t, py::object) { return t.contiguous(); }, py::arg("memory_format") = py::none())
+      .def("copy_", [](Tensor& t, py::object src, bool) { return t.copy_(to_tensor_arg(src, "copy_")); },
+           py::arg("src"), py::arg("non_blocking") = false)
+      .def("fill_", [](Tensor& t, py::object v) { return t.fill_(to_scalar(v, "fill_")); })
+      .def("zero_", &Tensor::zero_)
+      .def("cpu", &Tensor::cpu)
+      .def("cuda", [](const Tensor& t, py::object device, bool) {
+        return t.to(device.is_none() ? Device(DeviceType::CUDA, 0) : to_device(device));
+      }, py::arg("device") = py::none(), py::arg("non_blocking") = false)
+      .def("float", &Tensor::float_)
+      .def("double", &Tensor::double_)
+      .def("half", &Tensor::half)
+      .def("bfloat16", &Tensor::bfloat16)
+      .def("long", &Tensor::long_)
+      .def("int", &Tensor::int_)
+      .def("bool", &Tensor::bool_)
+      .def("byte", [](const Tensor& t) { return t.to(DType::UInt8); })
+      .def("char", [](const Tensor& t) { return t.to(DType::Int8); })
+      .def("type", [](const Tensor& t, py::object dtype) -> py::object {
+        if (dtype.is_none()) return py::str(std::string("ember.") + dtype_name(t.dtype()));
+        return py::cast(t.to(to_dtype(dtype)));
+      }, py::arg("dtype") = py::none());
+  m.def("clone", [](const Tensor& t) { return t.clone(); });
+}
+
+}  // namespace ember::python

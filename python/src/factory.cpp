@@ -1,0 +1,74 @@
+// Creation functions: zeros, ones, full, empty, arange, linspace, eye, *_like.
+#include "bind.h"
+
+namespace ember::python {
+
+namespace {
+Tensor finish(Tensor t, bool requires_grad) {
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
+}  // namespace
+
+void init_factory(py::module_& m) {
+  auto sized = [&m](const char* name, auto make) {
+    m.def(name, [make, name](py::args args, py::object size, py::object dtype, py::object device, bool requires_grad) {
+      Shape shape = size.is_none() ? shape_from_args(args, name) : to_int_list(size, name);
+      return finish(make(shape, to_optional_dtype(dtype).value_or(default_float_dtype()), to_device(device)),
+                    requires_grad);
+    }, py::kw_only(), py::arg("size") = py::none(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+       py::arg("requires_grad") = false);
+  };
+  sized("zeros", [](const Shape& s, DType d, Device dev) { return zeros(s, d, dev); });
+  sized("ones", [](const Shape& s, DType d, Device dev) { return ones(s, d, dev); });
+  sized("empty", [](const Shape& s, DType d, Device dev) { return empty(s, d, dev); });
+  m.def("full", [](py::object size, py::object value, py::object dtype, py::object device, bool requires_grad) {
+    const Scalar v = to_scalar(value, "full");
+    return finish(full(to_int_list(size, "full"), v, to_optional_dtype(dtype), to_device(device)), requires_grad);
+  }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+
+  auto like = [&m](const char* name, auto make) {
+    m.def(name, [make](const Tensor& t, py::object dtype, py::object device, bool requires_grad) {
+      Tensor out = make(t, to_optional_dtype(dtype));
+      if (!device.is_none()) out = out.to(to_device(device));
+      return finish(out, requires_grad);
+    }, py::arg("input"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+       py::arg("requires_grad") = false);
+  };
+  like("zeros_like", [](const Tensor& t, std::optional<DType> d) { return zeros_like(t, d); });
+  like("ones_like", [](const Tensor& t, std::optional<DType> d) { return ones_like(t, d); });
+  like("empty_like", [](const Tensor& t, std::optional<DType> d) { return empty_like(t, d); });
+  m.def("full_like", [](const Tensor& t, py::object value, py::object dtype, py::object device, bool requires_grad) {
+    Tensor out = full_like(t, to_scalar(value, "full_like"), to_optional_dtype(dtype));
+    if (!device.is_none()) out = out.to(to_device(device));
+    return finish(out, requires_grad);
+  }, py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+
+  m.def("arange", [](py::object a, py::object b, py::object step, py::object dtype, py::object device,
+                     bool requires_grad) {
+    Scalar start = 0, end;
+    if (b.is_none()) {
+      end = to_scalar(a, "arange");
+    } else {
+      start = to_scalar(a, "arange");
+      end = to_scalar(b, "arange");
+    }
+    return finish(arange(start, end, to_scalar(step, "arange"), to_optional_dtype(dtype), to_device(device)),
+                  requires_grad);
+  }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  m.def("linspace", [](double start, double end, int64_t steps, py::object dtype, py::object device,
+                       bool requires_grad) {
+    return finish(linspace(start, end, steps, to_optional_dtype(dtype), to_device(device)), requires_grad);
+  }, py::arg("start"), py::arg("end"), py::arg("steps"), py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+  m.def("eye", [](int64_t n, std::optional<int64_t> mcols, py::object dtype, py::object device, bool requires_grad) {
+    return finish(eye(n, mcols, to_optional_dtype(dtype).value_or(default_float_dtype()), to_device(device)),
+                  requires_grad);
+  }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(),
+     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+}
+
+}  // namespace ember::python

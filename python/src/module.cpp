@@ -1,0 +1,39 @@
+// ember._C: the extension module. Each area binds itself in its own file.
+#include "bind.h"
+
+namespace ember::python {
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "ember's C++ core";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  init_dtype(m);
+  init_tensor(m);
+  init_autograd(m);
+  init_factory(m);
+  init_copy(m);
+  init_unary(m);
+  init_binary(m);
+  init_reduce(m);
+  init_softmax(m);
+  init_matmul(m);
+  init_shape(m);
+  init_index(m);
+  init_random(m);
+  init_cuda(m);
+}
+
+}  // namespace ember::python
