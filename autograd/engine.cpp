@@ -11,6 +11,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/reduce.h>
 
 namespace ember::autograd {
 
@@ -67,6 +68,24 @@ Tensor run_hooks(Node* node, uint32_t nr, Tensor g) {
       m.grad = m.grad.defined() ? add(m.grad, gg) : gg.clone();
     }
   }
+  return g;
+}
+
+// Brings a gradient to its input's shape and dtype: formulas may return the
+// broadcast shape (summed back here) or the compute dtype (cast back here).
+Tensor validate(Node* node, size_t index, Tensor g, const OutputInfo& want) {
+  if (g.shape() != want.shape) {
+    bool reducible = g.dim() >= static_cast<int64_t>(want.shape.size());
+    for (size_t d = 0; reducible && d < want.shape.size(); ++d) {
+      const int64_t gs = g.shape()[g.dim() - want.shape.size() + d];
+      reducible = want.shape[d] == gs || want.shape[d] == 1;
+    }
+    EMBER_CHECK(reducible, Error, "backward: function ", node->name(), " returned an invalid gradient at index ",
+                index, " - got ", shape_str(g.shape()), " but expected shape compatible with ",
+                shape_str(want.shape));
+    g = sum_to(g, want.shape);
+  }
+  if (g.dtype() != want.dtype) g = g.to(want.dtype);
   return g;
 }
 
@@ -173,12 +192,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;
       if (i < input_grads.size() && input_grads[i].defined()) {
-        const Tensor& g = input_grads[i];
-        const auto& want = e.node->outputs[e.input_nr];
-        EMBER_CHECK(g.shape() == want.shape, Error, "backward: function ", node->name(),
-                    " returned an invalid gradient at index ", i, " - got ", shape_str(g.shape()),
-                    " but expected shape compatible with ", shape_str(want.shape));
-        accumulate(e, g);
+        accumulate(e, validate(node.get(), i, input_grads[i], e.node->outputs[e.input_nr]));
       }
       int& d = deps[e.node.get()];
       if (--d == 0) {

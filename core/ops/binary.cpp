@@ -2,6 +2,7 @@
 // autograd node.
 #include <ember/core/ops/binary.h>
 
+#include <ember/autograd/functions/binary.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/binary.h>
@@ -12,7 +13,7 @@
 
 namespace ember {
 
-using autograd::TensorList;
+namespace functions = autograd::functions;
 
 namespace {
 
@@ -41,15 +42,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   EMBER_CHECK(dt != DType::Bool || alpha.to_bool(), TypeError, "add: boolean tensors are not supported");
   Tensor out = run_binary(BinaryOp::Add, "add", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
-    const Shape sa = a.shape(), sb = b.shape();
-    const DType da = a.dtype(), db = b.dtype();
-    autograd::record("AddBackward0", {a, b}, {out}, {},
-                     [=](const TensorList& g, const TensorList&, const std::vector<bool>& need) {
-                       TensorList r(2);
-                       if (need[0]) r[0] = sum_to(g[0], sa).to(da);
-                       if (need[1]) r[1] = sum_to(alpha.to_double() == 1.0 ? g[0] : mul(g[0], scalar_tensor(alpha)), sb).to(db);
-                       return r;
-                     });
+    autograd::record("AddBackward0", {a, b}, {out}, {}, functions::add_backward(alpha));
   }
   return out;
 }
@@ -61,16 +54,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
               "sub: subtraction with two bool tensors is not supported; use logical_xor() instead");
   Tensor out = run_binary(BinaryOp::Sub, "sub", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
-    const Shape sa = a.shape(), sb = b.shape();
-    const DType da = a.dtype(), db = b.dtype();
-    const double s = -alpha.to_double();
-    autograd::record("SubBackward0", {a, b}, {out}, {},
-                     [=](const TensorList& g, const TensorList&, const std::vector<bool>& need) {
-                       TensorList r(2);
-                       if (need[0]) r[0] = sum_to(g[0], sa).to(da);
-                       if (need[1]) r[1] = sum_to(mul(g[0], scalar_tensor(s)), sb).to(db);
-                       return r;
-                     });
+    autograd::record("SubBackward0", {a, b}, {out}, {}, functions::sub_backward(alpha));
   }
   return out;
 }
@@ -80,15 +64,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const DType dt = result_type(a, b);
   Tensor out = run_binary(BinaryOp::Mul, "mul", a, b, dt);
   if (autograd::any_requires_grad({a, b})) {
-    const Shape sa = a.shape(), sb = b.shape();
-    const DType da = a.dtype(), db = b.dtype();
-    autograd::record("MulBackward0", {a, b}, {out}, {a, b},
-                     [=](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
-                       TensorList r(2);
-                       if (need[0]) r[0] = sum_to(mul(g[0], s[1]), sa).to(da);
-                       if (need[1]) r[1] = sum_to(mul(g[0], s[0]), sb).to(db);
-                       return r;
-                     });
+    autograd::record("MulBackward0", {a, b}, {out}, {a, b}, functions::mul_backward());
   }
   return out;
 }
@@ -99,15 +75,7 @@ Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding
   const DType dt = to_float_dtype(result_type(a, b));
   Tensor out = run_binary(BinaryOp::Div, "div", a, b, dt);
   if (autograd::any_requires_grad({a, b})) {
-    const Shape sa = a.shape(), sb = b.shape();
-    const DType da = a.dtype(), db = b.dtype();
-    autograd::record("DivBackward0", {a, b}, {out}, {a, b},
-                     [=](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
-                       TensorList r(2);
-                       if (need[0]) r[0] = sum_to(div(g[0], s[1]), sa).to(da);
-                       if (need[1]) r[1] = sum_to(mul(g[0], div(s[0], mul(s[1], s[1]))), sb).to(db).mul(scalar_tensor(-1.0));
-                       return r;
-                     });
+    autograd::record("DivBackward0", {a, b}, {out}, {a, b}, functions::div_backward());
   }
   return out;
 }

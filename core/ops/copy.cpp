@@ -1,17 +1,17 @@
 // Copies and conversions. Differentiable: to(dtype), clone, contiguous, copy_.
 #include <ember/core/ops/copy.h>
 
+#include <ember/autograd/functions/copy.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/factory.h>
-#include <ember/core/ops/reduce.h>
 #include <ember/core/error.h>
 #include <ember/cuda/cuda_api.h>
 
 namespace ember {
 
-using autograd::TensorList;
+namespace functions = autograd::functions;
 
 namespace {
 void copy_kernel(Tensor& dst, const Tensor& src) {
@@ -34,14 +34,9 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   copy_kernel(dst, src);
   dst.bump_version();
   if (grad) {
-    // History: dst now equals src broadcast and cast; its old value gets no gradient.
-    const Shape src_shape = src.shape();
-    const DType src_dtype = src.dtype();
+    // History: dst now equals src broadcast and cast.
     Tensor result = make_view(dst, dst.shape(), dst.strides(), dst.storage_offset());
-    autograd::record("CopyBackwards", {dst.detach(), src}, {result}, {},
-                     [src_shape, src_dtype](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{Tensor(), sum_to(g[0], src_shape).to(src_dtype)};
-                     });
+    autograd::record("CopyBackwards", {dst.detach(), src}, {result}, {}, functions::copy_backward());
     autograd::rebase_history(dst, result);
   }
   return dst;
@@ -54,11 +49,7 @@ Tensor to_dtype(const Tensor& t, DType dtype, bool copy) {
   Tensor out = empty(t.shape(), dtype, t.device());
   copy_kernel(out, t);
   if (is_floating(dtype) && autograd::any_requires_grad({t})) {
-    const DType from = t.dtype();
-    autograd::record("ToCopyBackward0", {t}, {out}, {},
-                     [from](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{g[0].to(from)};
-                     });
+    autograd::record("ToCopyBackward0", {t}, {out}, {}, functions::to_backward(t.device()));
   }
   return out;
 }
@@ -72,12 +63,7 @@ Tensor Tensor::to(Device device, DType dtype, bool copy) const {
   Tensor out = empty(shape(), dtype, device);
   copy_kernel(out, *this);
   if (is_floating(dtype) && autograd::any_requires_grad({*this})) {
-    const Device from = this->device();
-    const DType from_dtype = this->dtype();
-    autograd::record("ToCopyBackward0", {*this}, {out}, {},
-                     [from, from_dtype](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{g[0].to(from, from_dtype)};
-                     });
+    autograd::record("ToCopyBackward0", {*this}, {out}, {}, functions::to_backward(this->device()));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Reductions: layout as [outer, reduced, inner], kernel call, autograd node.
 #include <ember/core/ops/reduce.h>
 
+#include <ember/autograd/functions/reduce.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/reduce.h>
 #include <ember/core/error.h>
@@ -9,67 +10,72 @@
 
 namespace ember {
 
-using autograd::TensorList;
+namespace functions = autograd::functions;
 
 namespace {
 
-struct Layout {
-  Tensor input;        // contiguous, viewable as [outer, reduced, inner]
-  int64_t outer = 1, reduced = 1, inner = 1;
-  Shape out_shape;      // result shape (keepdim applied)
-  Shape keep_shape;     // result shape with reduced dims kept as 1
+// Result geometry of reducing `dims` of x.
+struct ReducedShape {
+  Shape out_shape;   // keepdim applied
+  Shape keep_shape;  // reduced dims kept as 1
+  int64_t count = 1; // elements reduced into each output
+  Dims kept, reduced;
 };
 
-// Arranges x so the reduced dims form one contiguous middle block.
-Layout layout_for(const Tensor& x, const Dims& dims, bool keepdim, const char* op) {
-  const int64_t nd = x.dim();
-  const auto mask = dim_mask(dims, nd, op);
-  Layout l;
-  Dims kept, red;
-  for (int64_t d = 0; d < nd; ++d) {
-    (mask[d] ? red : kept).push_back(d);
-    l.keep_shape.push_back(mask[d] ? 1 : x.shape()[d]);
-    if (!mask[d] || keepdim) l.out_shape.push_back(mask[d] ? 1 : x.shape()[d]);
+ReducedShape reduced_shape(const Tensor& x, const Dims& dims, bool keepdim, const char* op) {
+  const auto mask = dim_mask(dims, x.dim(), op);
+  ReducedShape r;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const int64_t s = x.shape()[d];
+    (mask[d] ? r.reduced : r.kept).push_back(d);
+    r.keep_shape.push_back(mask[d] ? 1 : s);
+    if (!mask[d] || keepdim) r.out_shape.push_back(mask[d] ? 1 : s);
+    if (mask[d]) r.count *= s;
   }
-  // Is the reduced set one run of adjacent dims?
-  bool block = true;
+  return r;
+}
+
+// x laid out contiguous so the reduced dims form the middle of [outer, reduced, inner].
+struct Layout {
+  Tensor input;
+  int64_t outer = 1, reduced = 1, inner = 1;
+};
+
+Layout layout_for(const Tensor& x, const ReducedShape& r) {
+  Layout l;
+  const Dims& red = r.reduced;
+  bool block = true;  // the reduced dims are one run of adjacent dims
   for (size_t i = 1; i < red.size(); ++i) block = block && red[i] == red[i - 1] + 1;
   if (red.empty()) {
     l.input = x.contiguous();
     l.outer = x.numel();
-    return l;
-  }
-  if (block) {
+  } else if (block) {
     l.input = x.contiguous();
-    for (int64_t d = 0; d < nd; ++d) {
+    for (int64_t d = 0; d < x.dim(); ++d) {
       const int64_t s = x.shape()[d];
       if (d < red.front()) l.outer *= s;
       else if (d <= red.back()) l.reduced *= s;
       else l.inner *= s;
     }
   } else {
-    Dims order = kept;
+    Dims order = r.kept;
     order.insert(order.end(), red.begin(), red.end());
     l.input = permute(x.detach(), order).contiguous();
-    for (auto d : kept) l.outer *= x.shape()[d];
-    for (auto d : red) l.reduced *= x.shape()[d];
+    for (auto d : r.kept) l.outer *= x.shape()[d];
+    l.reduced = r.count;
   }
   return l;
 }
 
 Tensor run_reduce(ReduceOp op, const char* name, const Tensor& x, const Dims& dims, bool keepdim, DType out_dtype) {
-  Layout l = layout_for(x, dims, keepdim, name);
+  const ReducedShape r = reduced_shape(x, dims, keepdim, name);
+  Layout l = layout_for(x, r);
   const DType compute = is_half(out_dtype) ? DType::Float32 : out_dtype;
   Tensor in = l.input.dtype() == compute ? l.input : l.input.detach().to(compute);
-  Tensor out = empty(l.out_shape, compute, x.device());
+  Tensor out = empty(r.out_shape, compute, x.device());
   EMBER_CHECK(x.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
   cpu::reduce(op, out, in, l.outer, l.reduced, l.inner);
   return compute == out_dtype ? out : out.to(out_dtype);
-}
-
-// Gradient of a reduction to x's shape: g with reduced dims restored, broadcast.
-Tensor expand_back(const Tensor& g, const Shape& keep_shape, const Shape& in_shape) {
-  return expand(reshape(g, keep_shape), in_shape);
 }
 
 }  // namespace
@@ -78,13 +84,8 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType>
   const DType dt = dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
   Tensor out = run_reduce(ReduceOp::Sum, "sum", x, dims, keepdim, dt);
   if (is_floating(dt) && autograd::any_requires_grad({x})) {
-    const Shape in_shape = x.shape();
-    const Shape keep = layout_for(x, dims, true, "sum").keep_shape;
-    const DType in_dtype = x.dtype();
-    autograd::record("SumBackward0", {x}, {out}, {},
-                     [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{expand_back(g[0], keep, in_shape).to(in_dtype)};
-                     });
+    const ReducedShape r = reduced_shape(x, dims, keepdim, "sum");
+    autograd::record("SumBackward0", {x}, {out}, {}, functions::sum_backward(r.keep_shape, x.shape()));
   }
   return out;
 }
@@ -95,15 +96,8 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType
               "dtype, got ", dtype_name(dt), "; convert with .float() first");
   Tensor out = run_reduce(ReduceOp::Mean, "mean", x, dims, keepdim, dt);
   if (autograd::any_requires_grad({x})) {
-    const Shape in_shape = x.shape();
-    const Layout l = layout_for(x, dims, true, "mean");
-    const Shape keep = l.keep_shape;
-    const double scale = l.reduced ? 1.0 / static_cast<double>(l.reduced) : 0.0;
-    const DType in_dtype = x.dtype();
-    autograd::record("MeanBackward0", {x}, {out}, {},
-                     [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{mul(expand_back(g[0], keep, in_shape), scalar_tensor(scale)).to(in_dtype)};
-                     });
+    const ReducedShape r = reduced_shape(x, dims, keepdim, "mean");
+    autograd::record("MeanBackward0", {x}, {out}, {}, functions::mean_backward(r.keep_shape, x.shape(), r.count));
   }
   return out;
 }

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 
+#include <ember/autograd/functions/shape.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/reduce.h>
 
 namespace ember {
 
-using autograd::TensorList;
+namespace functions = autograd::functions;
 
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
   Shape out = shape;
@@ -82,11 +83,8 @@ Tensor view(const Tensor& x, const Shape& shape_in) {
   EMBER_CHECK(strides, Error, "view: size is not compatible with input tensor's size and stride (shape ",
               shape_str(x.shape()), ", strides ", shape_str(x.strides()), " viewed as ", shape_str(shape),
               "); at least one dimension spans across two contiguous subspaces. Use .reshape(...) instead.");
-  const Shape in_shape = x.shape();
   return record_view("ViewBackward0", x, make_view(x, shape, *strides, x.storage_offset()),
-                     [in_shape](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{reshape(g[0], in_shape)};
-                     });
+                     functions::reshape_backward(x.shape()));
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape_in) {
@@ -116,11 +114,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     out_shape[i] = target;
     out_strides[i] = size == target ? stride : 0;
   }
-  const Shape in_shape = x.shape();
   return record_view("ExpandBackward0", x, make_view(x, out_shape, out_strides, x.storage_offset()),
-                     [in_shape](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{sum_to(g[0], in_shape)};
-                     });
+                     functions::expand_backward(x.shape()));
 }
 
 Tensor permute(const Tensor& x, const Dims& dims) {
@@ -129,7 +124,6 @@ Tensor permute(const Tensor& x, const Dims& dims) {
               dims.size(), " dims for a tensor of shape ", shape_str(x.shape()), ")");
   Shape shape(nd);
   Strides strides(nd);
-  Dims inverse(nd);
   std::vector<bool> seen(nd, false);
   for (int64_t i = 0; i < nd; ++i) {
     const int64_t d = wrap_dim(dims[i], nd, "permute");
@@ -137,12 +131,11 @@ Tensor permute(const Tensor& x, const Dims& dims) {
     seen[d] = true;
     shape[i] = x.shape()[d];
     strides[i] = x.strides()[d];
-    inverse[d] = i;
   }
+  Dims wrapped(nd);
+  for (int64_t i = 0; i < nd; ++i) wrapped[i] = wrap_dim(dims[i], nd, "permute");
   return record_view("PermuteBackward0", x, make_view(x, shape, strides, x.storage_offset()),
-                     [inverse](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{permute(g[0], inverse)};
-                     });
+                     functions::permute_backward(wrapped));
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
@@ -162,11 +155,8 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   const int64_t stride = d < x.dim() ? shape[d] * strides[d] : 1;
   shape.insert(shape.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  const Shape in_shape = x.shape();
   return record_view("UnsqueezeBackward0", x, make_view(x, shape, strides, x.storage_offset()),
-                     [in_shape](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{reshape(g[0], in_shape)};
-                     });
+                     functions::reshape_backward(x.shape()));
 }
 
 Tensor squeeze(const Tensor& x, std::optional<int64_t> dim) {
@@ -180,11 +170,8 @@ Tensor squeeze(const Tensor& x, std::optional<int64_t> dim) {
       strides.push_back(x.strides()[i]);
     }
   }
-  const Shape in_shape = x.shape();
   return record_view("SqueezeBackward0", x, make_view(x, shape, strides, x.storage_offset()),
-                     [in_shape](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-                       return TensorList{reshape(g[0], in_shape)};
-                     });
+                     functions::reshape_backward(x.shape()));
 }
 
 Tensor Tensor::view(const Shape& shape) const { return ember::view(*this, shape); }

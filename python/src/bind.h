@@ -13,6 +13,9 @@ namespace py = pybind11;
 
 namespace ember::python {
 
+// The Python type name of obj, for error messages.
+inline std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
+
 // A dtype as Python sees it: ember.float32 etc.
 struct PyDType {
   DType value;

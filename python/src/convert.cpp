@@ -51,7 +51,7 @@ Scalar to_scalar(py::handle obj, const char* op) {
   // numpy scalars and other numbers
   if (PyIndex_Check(obj.ptr())) return Scalar(obj.cast<int64_t>());
   if (PyNumber_Check(obj.ptr()) && py::hasattr(obj, "__float__")) return Scalar(py::reinterpret_borrow<py::object>(obj).attr("__float__")().cast<double>());
-  throw TypeError(str(op, ": expected a number, got ", std::string(py::str(obj.get_type().attr("__name__")))));
+  throw TypeError(str(op, ": expected a number, got ", type_name(obj)));
 }
 
 Tensor to_tensor_arg(py::handle obj, const char* op) {
@@ -60,7 +60,7 @@ Tensor to_tensor_arg(py::handle obj, const char* op) {
     return scalar_tensor(to_scalar(obj, op));
   }
   if (py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
-    throw TypeError(str(op, ": expected a Tensor or a number, got ", std::string(py::str(obj.get_type().attr("__name__"))),
+    throw TypeError(str(op, ": expected a Tensor or a number, got ", type_name(obj),
                         "; wrap it with ember.tensor(...) first"));
   }
   return scalar_tensor(to_scalar(obj, op));
@@ -80,12 +80,12 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
     std::vector<int64_t> out;
     for (auto item : obj) {
       EMBER_CHECK(PyIndex_Check(item.ptr()), TypeError, op, ": expected a sequence of ints, got an element of type ",
-                  std::string(py::str(item.get_type().attr("__name__"))));
+                  type_name(item));
       out.push_back(item.cast<int64_t>());
     }
     return out;
   }
-  throw TypeError(str(op, ": expected an int or a sequence of ints, got ", std::string(py::str(obj.get_type().attr("__name__")))));
+  throw TypeError(str(op, ": expected an int or a sequence of ints, got ", type_name(obj)));
 }
 
 Shape shape_from_args(const py::args& args, const char* op) {
@@ -116,7 +116,7 @@ void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
     return;
   }
   EMBER_CHECK(py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj), TypeError,
-              "tensor: could not infer dtype of ", std::string(py::str(obj.get_type().attr("__name__"))));
+              "tensor: could not infer dtype of ", type_name(obj));
   const int64_t n = static_cast<int64_t>(py::len(obj));
   if (shape.size() <= depth) shape.push_back(n);
   else EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],

@@ -136,7 +136,8 @@ void init_tensor(py::module_& m) {
       })
       .def("__repr__", &Tensor::str)
       .def("__hash__", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); })
-      .def("__copy__", [](const Tensor& t) { return t; });
+      .def("__copy__", [](const Tensor& t) { return t; })
+      .def_property_readonly("_version", &Tensor::version);
 
   m.def("tensor", [](py::object data, py::object dtype, py::object device, bool requires_grad) {
     Tensor t = tensor_from_data(data, to_optional_dtype(dtype), to_device(device));
@@ -156,7 +157,7 @@ void init_tensor(py::module_& m) {
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   m.def("from_numpy", [](py::object obj) {
     EMBER_CHECK(py::isinstance<py::array>(obj), TypeError, "from_numpy: expected np.ndarray (got ",
-                std::string(py::str(obj.get_type().attr("__name__"))), ")");
+                type_name(obj), ")");
     return from_numpy(py::reinterpret_borrow<py::array>(obj));
   });
   m.def("is_tensor", [](py::object obj) { return py::isinstance<Tensor>(obj); });

@@ -1,0 +1,149 @@
+"""Shared helpers for the op tests: numpy references, PyTorch when importable,
+finite-difference gradient checks, and non-contiguous input layouts.
+
+An op family's test file describes its ops as OpCase rows; the generic tests
+(forward vs numpy, layouts, gradcheck, the random fuzz test) run every row.
+"""
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import pytest
+
+import ember
+
+try:  # PyTorch is a second reference when it is installed.
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+# EMBER_TEST_DEVICE=cuda runs the suite on the GPU (the CUDA issue fills this in).
+DEVICE = os.environ.get("EMBER_TEST_DEVICE", "cpu")
+
+RNG = np.random.default_rng(0)
+
+
+def to_numpy(t):
+    return t.detach().cpu().numpy()
+
+
+def make(array, requires_grad=False, device=DEVICE):
+    """An ember tensor holding a copy of a numpy array."""
+    t = ember.tensor(np.ascontiguousarray(array), device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def random_array(shape, dtype=np.float32, domain=None, rng=RNG):
+    """Random values for an op's inputs; `domain` = (low, high) restricts them."""
+    if np.dtype(dtype) == np.bool_:
+        return rng.random(shape) > 0.5
+    if np.issubdtype(dtype, np.integer):
+        low, high = domain or (-5, 6)
+        return rng.integers(low, high, size=shape).astype(dtype)
+    low, high = domain or (-2.0, 2.0)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def assert_close(actual, expected, rtol=1e-5, atol=1e-6, msg=""):
+    actual = to_numpy(actual) if isinstance(actual, ember.Tensor) else np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"{msg} shape {actual.shape} != {expected.shape}"
+    if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
+        np.testing.assert_array_equal(actual, expected, err_msg=msg)
+    else:
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
+                                   err_msg=msg, equal_nan=True)
+
+
+# ---- layouts: the same values through non-contiguous tensors
+
+def layouts(array):
+    """(name, ember tensor) pairs holding `array` as contiguous, transposed,
+    sliced and expanded (broadcast) tensors."""
+    out = [("contiguous", make(array))]
+    if array.ndim >= 2:
+        # Stored transposed, viewed back: same values, swapped strides.
+        t = make(np.ascontiguousarray(np.swapaxes(array, -1, -2))).transpose(-1, -2)
+        out.append(("transposed", t))
+    if array.ndim >= 1:
+        padded = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), dtype=array.dtype)
+        padded[..., ::2] = array
+        out.append(("sliced", make(padded)[..., ::2] if _has_getitem() else None))
+        if array.shape[0] == 1 or array.ndim == 1:
+            pass
+    first = array.reshape((1,) + array.shape[1:]) if array.ndim >= 1 and array.shape[0] >= 1 else None
+    if first is not None and array.ndim >= 1 and np.all(array == array[:1]):
+        out.append(("expanded", make(first).expand(*array.shape)))
+    return [(n, t) for n, t in out if t is not None]
+
+
+def _has_getitem():
+    return hasattr(ember.Tensor, "__getitem__")
+
+
+def expanded_array(shape, dtype=np.float32, domain=None):
+    """An array whose rows are equal, so it can also be built by expand()."""
+    row = random_array((1,) + tuple(shape[1:]), dtype, domain)
+    return np.broadcast_to(row, shape).copy()
+
+
+# ---- the op table
+
+@dataclass
+class OpCase:
+    """One op: how to call it in ember and in numpy, and on what inputs.
+
+    ember_fn / numpy_fn take the inputs positionally. `shapes` lists input
+    shape tuples to try (broadcasting cases included). `domain` restricts
+    random values (e.g. (0.1, 3) for log). `grad` says whether to gradcheck.
+    `torch_fn`, when given, is checked too where PyTorch is importable.
+    """
+    name: str
+    ember_fn: Callable
+    numpy_fn: Callable
+    shapes: Sequence[Sequence[tuple]]
+    dtypes: Sequence = (np.float32,)
+    domain: Optional[tuple] = None
+    grad: bool = True
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    torch_fn: Optional[Callable] = None
+    extra: dict = field(default_factory=dict)
+
+    def __str__(self):
+        return self.name
+
+
+def check_forward(case: OpCase, shapes, dtype):
+    arrays = [random_array(s, dtype, case.domain) for s in shapes]
+    result = case.ember_fn(*[make(a) for a in arrays])
+    expected = case.numpy_fn(*arrays)
+    assert_close(result, expected, case.rtol, case.atol, msg=f"{case.name} {shapes} {np.dtype(dtype).name}")
+    if torch is not None and case.torch_fn is not None:
+        ref = case.torch_fn(*[torch.from_numpy(a.copy()) for a in arrays])
+        assert_close(result, ref.numpy(), case.rtol, case.atol, msg=f"{case.name} vs torch")
+
+
+def check_layouts(case: OpCase, shape):
+    """The op on transposed / sliced / expanded inputs equals the op on contiguous ones."""
+    base = random_array(shape, case.dtypes[0], case.domain)
+    expected = case.numpy_fn(base)
+    for name, t in layouts(base):
+        assert_close(case.ember_fn(t), expected, case.rtol, case.atol, msg=f"{case.name} {name}")
+
+
+def check_grad(case: OpCase, shapes):
+    arrays = [random_array(s, np.float64, case.domain) for s in shapes]
+    inputs = [make(a, requires_grad=True) for a in arrays]
+    assert ember.autograd.gradcheck(case.ember_fn, inputs), case.name
+
+
+def cases_ids(cases):
+    return [c.name for c in cases]
+
+
+def parametrize_cases(cases):
+    return pytest.mark.parametrize("case", cases, ids=cases_ids(cases))
