@@ -30,7 +30,7 @@ def to_numpy(t):
 
 def make(array, requires_grad=False, device=DEVICE):
     """An ember tensor holding a copy of a numpy array."""
-    t = ember.tensor(np.ascontiguousarray(array), device=device)
+    t = ember.tensor(np.array(array, copy=True), device=device)  # keeps 0-d arrays 0-d
     if requires_grad:
         t.requires_grad_(True)
     return t
