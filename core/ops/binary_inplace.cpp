@@ -89,6 +89,15 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   return self;
 }
 
+// The self an out-of-place op reads on the slow path: a copy when autograd
+// records the op, because ops such as mul save their inputs for backward
+// and self is overwritten right after (PyTorch saves the original self too).
+Tensor original(const Tensor& self, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> all = inputs;
+  all.push_back(self);
+  return autograd::any_requires_grad(all) ? self.clone() : self;
+}
+
 Tensor& finish_direct(Tensor& self) {
   self.bump_version();
   return self;
@@ -117,7 +126,7 @@ Tensor& Tensor::mul_(const Tensor& other) {
     run_binary_into(BinaryOp::Mul, *this, other);
     return finish_direct(*this);
   }
-  return assign_result(*this, ember::mul(*this, other), "mul_");
+  return assign_result(*this, ember::mul(original(*this, {other}), other), "mul_");
 }
 
 Tensor& Tensor::div_(const Tensor& other, std::optional<std::string> rm) {
@@ -126,7 +135,7 @@ Tensor& Tensor::div_(const Tensor& other, std::optional<std::string> rm) {
     run_binary_into(kind, *this, other);
     return finish_direct(*this);
   }
-  return assign_result(*this, ember::div(*this, other, rm), "div_");
+  return assign_result(*this, ember::div(original(*this, {other}), other, rm), "div_");
 }
 
 Tensor& Tensor::floor_divide_(const Tensor& other) {
@@ -142,7 +151,7 @@ Tensor& Tensor::remainder_(const Tensor& other) {
     run_binary_into(BinaryOp::Remainder, *this, other);
     return finish_direct(*this);
   }
-  return assign_result(*this, ember::remainder(*this, other), "remainder_");
+  return assign_result(*this, ember::remainder(original(*this, {other}), other), "remainder_");
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
@@ -163,7 +172,7 @@ Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) {
     cpu::lerp(*this, *this, end, weight.to(dtype()));
     return finish_direct(*this);
   }
-  return assign_result(*this, ember::lerp(*this, end, weight), "lerp_");
+  return assign_result(*this, ember::lerp(original(*this, {end, weight}), end, weight), "lerp_");
 }
 
 }  // namespace ember
