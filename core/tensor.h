@@ -126,6 +126,9 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_not() const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
   Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
@@ -134,6 +137,8 @@ class Tensor {
   Tensor& div_(const Tensor& other, std::optional<std::string> rounding_mode = std::nullopt);
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
   Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor& floor_divide_(const Tensor& other);
+  Tensor& remainder_(const Tensor& other);
 
   // ---- reductions (core/ops/reduce.cpp) — empty dims means all dims
   Tensor sum(const Dims& dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
