@@ -69,12 +69,12 @@ TEST_CASE("in-place binary ops write through and check shapes", "[binary][inplac
   require_values(m, {1, 2, 3, 1, 2, 3});
   require_throws<Error>([&] { a.add_(zeros({2, 3})); }, "add_: output with shape [3]");
   Tensor n = zeros({2}, DType::Int64);
-  require_throws<TypeError>([&] { n.add_(values({0.5, 0.5}, {2})); }, "can't be cast");
+  require_throws<Error>([&] { n.add_(values({0.5, 0.5}, {2})); }, "can't be cast");
 }
 
 TEST_CASE("binary ops report bad inputs, naming the op", "[binary][errors]") {
   require_throws<Error>([] { add(zeros({2, 3}), zeros({4})); }, "add: shapes [2, 3] and [4] cannot be broadcast");
   require_throws<Error>([] { mul(zeros({2}), zeros({3})); }, "mul: shapes [2] and [3]");
-  require_throws<TypeError>([] { sub(zeros({2}, DType::Bool), zeros({2}, DType::Bool)); }, "sub:");
+  require_throws<Error>([] { sub(zeros({2}, DType::Bool), zeros({2}, DType::Bool)); }, "sub:");
   require_throws<ValueError>([] { add(Tensor(), zeros({1})); }, "add: got an undefined tensor");
 }

@@ -37,7 +37,8 @@ inline void require_values(const Tensor& t, const std::vector<double>& expected,
   }
 }
 
-// Runs fn and requires it to throw E (or a subclass) with `text` in its message.
+// Runs fn and requires it to throw E (or a subclass: Error also catches
+// TypeError, ValueError, ...) with `text` in its message.
 template <class E, class F>
 void require_throws(F&& fn, const std::string& text) {
   bool thrown = false;
