@@ -40,6 +40,7 @@ class CMakeBuild(build_ext):
             f"-DPython_EXECUTABLE={sys.executable}",
             "-DCMAKE_BUILD_TYPE=Release",
             "-DEMBER_BUILD_PYTHON=ON",
+            "-DEMBER_BUILD_TESTS=OFF",  # tools/test.sh builds the C++ tests in build/cpp
             f"-DCMAKE_INSTALL_PREFIX={package_dir}",
             "-DCMAKE_INSTALL_LIBDIR=lib",
         ] + shlex.split(os.environ.get("EMBER_CMAKE_ARGS", ""))
