@@ -18,7 +18,8 @@ Vjp index_reduce_backward(const Shape& keep_shape, const Shape& in_shape, int64_
 // saved: x. denom = count - correction (clamped at 0).
 Vjp var_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& reduced, double denom);
 // saved: x, out.
-Vjp std_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& reduced, double denom);
+Vjp std_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& reduced, double correction,
+                 double denom);
 // saved: x, out.
 Vjp norm_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& reduced, double p);
 // saved: x, out.

@@ -1,4 +1,4 @@
-// Backward formulas of the softmax family; both save only the output y.
+// Backward formulas of the softmax family; both save the input x and the output y.
 #pragma once
 #include <ember/autograd/node.h>
 

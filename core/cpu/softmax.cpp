@@ -32,8 +32,9 @@ void last_dim(T* out, const T* x, int64_t outer, int64_t n, bool log) {
       if (log) {
         T sum = 0;
         for (int64_t i = 0; i < n; ++i) sum += std::exp(p[i] - m);
-        const T shift = m + std::log(sum);
-        for (int64_t i = 0; i < n; ++i) q[i] = p[i] - shift;
+        // (x - max) - log(sum) keeps the digits that x - (max + log(sum)) loses for large x.
+        const T log_sum = std::log(sum);
+        for (int64_t i = 0; i < n; ++i) q[i] = (p[i] - m) - log_sum;
       } else {
         T sum = 0;
         for (int64_t i = 0; i < n; ++i) {
@@ -76,10 +77,10 @@ void middle_dim(T* out, const T* x, int64_t outer, int64_t n, int64_t inner, boo
           sum[i] += ex;
         }
       }
-      for (int64_t i = 0; i < w; ++i) sum[i] = log ? m[i] + std::log(sum[i]) : T(1) / sum[i];
+      for (int64_t i = 0; i < w; ++i) sum[i] = log ? std::log(sum[i]) : T(1) / sum[i];
       for (int64_t r = 0; r < n; ++r) {
         for (int64_t i = 0; i < w; ++i) {
-          if (log) q[r * inner + i] = p[r * inner + i] - sum[i];
+          if (log) q[r * inner + i] = (p[r * inner + i] - m[i]) - sum[i];
           else q[r * inner + i] *= sum[i];
         }
       }

@@ -36,7 +36,7 @@ Tensor var_or_std(const Tensor& x, const Dims& dims, double correction, bool kee
   if (autograd::any_requires_grad({x})) {
     const double denom = std::max(0.0, static_cast<double>(r.count) - correction);
     if (take_sqrt) {
-      autograd::record("StdBackward0", {x}, {out}, {x, out}, functions::std_backward(r.keep_shape, x.shape(), r.reduced, denom));
+      autograd::record("StdBackward0", {x}, {out}, {x, out}, functions::std_backward(r.keep_shape, x.shape(), r.reduced, correction, denom));
     } else {
       autograd::record("VarBackward0", {x}, {out}, {x}, functions::var_backward(r.keep_shape, x.shape(), r.reduced, denom));
     }
