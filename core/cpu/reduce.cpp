@@ -63,18 +63,23 @@ void fold(O* out, const T* x, int64_t outer, int64_t reduced, int64_t inner, con
                  });
     return;
   }
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(reduced, 1));
-  parallel_for(0, outer * inner, grain, [&](int64_t b, int64_t e) {
-    std::vector<A> acc;
-    for (int64_t o = b / inner; o * inner < e; ++o) {
-      const int64_t i0 = std::max(b, o * inner) - o * inner;
-      const int64_t i1 = std::min(e, (o + 1) * inner) - o * inner;
-      acc.assign(i1 - i0, op.init());
+  // Columns in chunks with a local accumulator the compiler keeps in registers
+  // / L1 and vectorizes over; (outer, chunk) pairs run in parallel.
+  constexpr int64_t kChunk = 256;
+  const int64_t chunks = (inner + kChunk - 1) / kChunk;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(reduced * kChunk, 1));
+  parallel_for(0, outer * chunks, grain, [&](int64_t b, int64_t e) {
+    A acc[kChunk];
+    for (int64_t job = b; job < e; ++job) {
+      const int64_t o = job / chunks, i0 = (job % chunks) * kChunk, w = std::min(kChunk, inner - i0);
+      for (int64_t i = 0; i < w; ++i) acc[i] = op.init();
+      const T* col = x + o * reduced * inner + i0;
       for (int64_t r = 0; r < reduced; ++r) {
-        const T* row = x + (o * reduced + r) * inner;
-        for (int64_t i = i0; i < i1; ++i) acc[i - i0] = op.step(acc[i - i0], row[i]);
+        const T* row = col + r * inner;
+        for (int64_t i = 0; i < w; ++i) acc[i] = op.step(acc[i], row[i]);
       }
-      for (int64_t i = i0; i < i1; ++i) out[o * inner + i] = op.finish(acc[i - i0]);
+      O* dst = out + o * inner + i0;
+      for (int64_t i = 0; i < w; ++i) dst[i] = op.finish(acc[i]);
     }
   });
 }
@@ -145,7 +150,33 @@ struct ExtremeOp {
     else return better ? v : a;
   }
   Acc merge(Acc a, Acc b) const { return step(a, b); }
-  Acc row(const T* p, int64_t n) const { return fold_lanes<8>(*this, p, n); }
+  Acc row(const T* p, int64_t n) const {
+    if constexpr (!kFloat<T>) {
+      return fold_lanes<16>(*this, p, n);
+    } else {
+      // A plain select (maxps/minps) and a separate NaN flag vectorize; the
+      // NaN-propagating step above does not.
+      constexpr int L = 16;
+      T lanes[L];
+      int nan[L] = {};
+      for (int l = 0; l < L; ++l) lanes[l] = init();
+      int64_t r = 0;
+      for (; r + L <= n; r += L) {
+        for (int l = 0; l < L; ++l) {
+          const T v = p[r + l];
+          lanes[l] = (IsMax ? v > lanes[l] : v < lanes[l]) ? v : lanes[l];
+          nan[l] |= v != v;
+        }
+      }
+      Acc acc = init();
+      for (int l = 0; l < L; ++l) acc = step(acc, lanes[l]);
+      for (int l = 0; l < L; ++l) {
+        if (nan[l]) return std::numeric_limits<T>::quiet_NaN();
+      }
+      for (; r < n; ++r) acc = step(acc, p[r]);
+      return acc;
+    }
+  }
   T finish(Acc a) const { return a; }
 };
 

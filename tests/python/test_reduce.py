@@ -358,3 +358,16 @@ def test_dim_out_of_range(name, fn):
 def test_repeated_dim_errors():
     with pytest.raises(RuntimeError, match="sum: dim 0 appears multiple times"):
         ember.ones(2, 3).sum((0, 0))
+
+
+def test_nan_in_long_rows_and_columns():
+    # Exercises the split-row (threads) and column-chunk paths of max/min.
+    a = random_array((100003,), np.float32)
+    a[77777] = math.nan
+    assert math.isnan(make(a).amax().item()) and math.isnan(make(a).min().item())
+    assert make(a).argmax().item() == 77777
+    b = random_array((300, 5), np.float32)
+    b[123, 2] = math.nan
+    got = make(b).amax(0).numpy()
+    assert np.isnan(got[2]) and not np.isnan(np.delete(got, 2)).any()
+    assert_close(np.delete(got, 2), np.delete(np.max(b, 0), 2))

@@ -152,3 +152,24 @@ def test_errors(name):
         getattr(ember.ones(2, 3), name)(-3)
     with pytest.raises(RuntimeError, match=rf"^{name}: expected a floating point input, got int64"):
         fn(ember.tensor([1, 2, 3]), 0)
+
+
+def test_special_values_in_wide_rows():
+    # Rows longer than the vector width go through the polynomial exp.
+    a = random_array((4, 37), np.float32, (-50.0, 50.0))
+    a[1, 5] = math.nan
+    a[2, :] = -math.inf
+    a[3, 10] = -math.inf
+    for dim in (1, 0):
+        t = make(a if dim == 1 else np.ascontiguousarray(a.T))
+        y = ember.softmax(t, dim).numpy()
+        y = y if dim == 1 else y.T
+        assert np.isnan(y[1]).all() and np.isnan(y[2]).all()
+        assert_close(y[[0, 3]], np_softmax(a[[0, 3]], 1), 1e-5, 1e-7)
+        ly = ember.log_softmax(t, dim).numpy()
+        ly = ly if dim == 1 else ly.T
+        assert ly[3, 10] == -math.inf
+        assert_close(np.delete(ly[3], 10), np.delete(np_log_softmax(a[[3]], 1)[0], 10), 1e-5, 1e-5)
+    # exp accuracy over the whole range the kernel sees (x - max in [-100, 0]).
+    x = np.linspace(-100.0, 0.0, 4001).astype(np.float32)
+    assert_close(ember.softmax(make(x), 0), np_softmax(x, 0), 2e-6, 1e-30)
