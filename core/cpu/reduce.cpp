@@ -63,15 +63,20 @@ void fold(O* out, const T* x, int64_t outer, int64_t reduced, int64_t inner, con
                  });
     return;
   }
-  // Columns in chunks with a local accumulator the compiler keeps in registers
-  // / L1 and vectorizes over; (outer, chunk) pairs run in parallel.
-  constexpr int64_t kChunk = 256;
-  const int64_t chunks = (inner + kChunk - 1) / kChunk;
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(reduced * kChunk, 1));
+  // Columns in chunks with a local accumulator that stays in L1 and that the
+  // compiler vectorizes over, while the rows stream through in long runs;
+  // (outer, chunk) pairs run in parallel. With few outer blocks the chunks get
+  // narrower so every thread has one.
+  constexpr int64_t kMaxChunk = 1024;
+  const int threads = get_num_threads();
+  int64_t chunk = kMaxChunk;
+  if (outer < threads) chunk = std::clamp<int64_t>((inner / threads + 15) / 16 * 16, 16, kMaxChunk);
+  const int64_t chunks = (inner + chunk - 1) / chunk;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(reduced * chunk, 1));
   parallel_for(0, outer * chunks, grain, [&](int64_t b, int64_t e) {
-    A acc[kChunk];
+    A acc[kMaxChunk];
     for (int64_t job = b; job < e; ++job) {
-      const int64_t o = job / chunks, i0 = (job % chunks) * kChunk, w = std::min(kChunk, inner - i0);
+      const int64_t o = job / chunks, i0 = (job % chunks) * chunk, w = std::min(chunk, inner - i0);
       for (int64_t i = 0; i < w; ++i) acc[i] = op.init();
       const T* col = x + o * reduced * inner + i0;
       for (int64_t r = 0; r < reduced; ++r) {
