@@ -1,4 +1,6 @@
-// Reductions: layout as [outer, reduced, inner], kernel call, autograd node.
+// Reductions: argument checks, the [outer, reduced, inner] layout, the CPU
+// kernel call and the autograd node. Statistics (var, std, norm, logsumexp)
+// are in reduce_stats.cpp.
 #include <ember/core/ops/reduce.h>
 
 #include <ember/autograd/functions/reduce.h>
@@ -6,21 +8,15 @@
 #include <ember/core/cpu/reduce.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/reduce_layout.h>
 #include <ember/core/ops/shape.h>
 
 namespace ember {
 
 namespace functions = autograd::functions;
 
-namespace {
-
-// Result geometry of reducing `dims` of x.
-struct ReducedShape {
-  Shape out_shape;   // keepdim applied
-  Shape keep_shape;  // reduced dims kept as 1
-  int64_t count = 1; // elements reduced into each output
-  Dims kept, reduced;
-};
+namespace reduce_detail {
 
 ReducedShape reduced_shape(const Tensor& x, const Dims& dims, bool keepdim, const char* op) {
   const auto mask = dim_mask(dims, x.dim(), op);
@@ -35,22 +31,18 @@ ReducedShape reduced_shape(const Tensor& x, const Dims& dims, bool keepdim, cons
   return r;
 }
 
-// x laid out contiguous so the reduced dims form the middle of [outer, reduced, inner].
-struct Layout {
-  Tensor input;
-  int64_t outer = 1, reduced = 1, inner = 1;
-};
-
-Layout layout_for(const Tensor& x, const ReducedShape& r) {
+Layout layout_for(const Tensor& x_in, const ReducedShape& r, DType dtype) {
+  const Tensor x = x_in.detach();
   Layout l;
   const Dims& red = r.reduced;
   bool block = true;  // the reduced dims are one run of adjacent dims
   for (size_t i = 1; i < red.size(); ++i) block = block && red[i] == red[i - 1] + 1;
+  Tensor in;
   if (red.empty()) {
-    l.input = x.contiguous();
+    in = x;
     l.outer = x.numel();
   } else if (block) {
-    l.input = x.contiguous();
+    in = x;
     for (int64_t d = 0; d < x.dim(); ++d) {
       const int64_t s = x.shape()[d];
       if (d < red.front()) l.outer *= s;
@@ -60,31 +52,137 @@ Layout layout_for(const Tensor& x, const ReducedShape& r) {
   } else {
     Dims order = r.kept;
     order.insert(order.end(), red.begin(), red.end());
-    l.input = permute(x.detach(), order).contiguous();
+    in = permute(x, order);
     for (auto d : r.kept) l.outer *= x.shape()[d];
     l.reduced = r.count;
   }
+  // One copy at most: the dtype conversion also makes the result contiguous.
+  l.input = in.dtype() == dtype ? in.contiguous() : in.to(dtype).contiguous();
   return l;
 }
 
-Tensor run_reduce(ReduceOp op, const char* name, const Tensor& x, const Dims& dims, bool keepdim, DType out_dtype) {
+void check_nonempty(const Tensor& x, const ReducedShape& r, const Dims& dims, const char* op) {
+  if (dims.empty() && x.numel() == 0) {
+    throw Error(str(op, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                    "reduction dim with the 'dim' argument."));
+  }
+  for (auto d : r.reduced) {
+    EMBER_CHECK(x.shape()[d] != 0, IndexError, op, "(): Expected reduction dim ", d, " to have non-zero size.");
+  }
+}
+
+void check_cpu(const Tensor& x, const char* op) {
+  EMBER_CHECK(x.defined(), Error, op, ": expected a defined tensor");
+  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+}
+
+Tensor grad_coeff(GradCoeff kind, const Tensor& a, const Tensor& b, double p) {
+  const DType dt = compute_dtype(is_floating(a.dtype()) ? a.dtype() : b.dtype());
+  Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), "grad_coeff"), dt, a.device());
+  cpu::grad_coeff(kind, out, a.detach().to(dt), b.detach().to(dt), p);
+  return out;
+}
+
+Tensor prod_others(const Tensor& x, std::optional<int64_t> dim) {
+  const ReducedShape r = reduced_shape(x, dim ? Dims{*dim} : Dims{}, true, "prod");
+  Layout l = layout_for(x, r, compute_dtype(x.dtype()));
+  Tensor out = empty(l.input.shape(), l.input.dtype(), x.device());
+  cpu::prod_others(out, l.input, l.outer, l.reduced, l.inner);
+  return out;  // one reduced run: the layout is x's own shape
+}
+
+}  // namespace reduce_detail
+
+using namespace reduce_detail;
+
+namespace {
+
+// Lays x out in `in_dtype`, allocates the output in `out_dtype` and calls
+// kernel(out, input, outer, reduced, inner).
+template <class Kernel>
+Tensor run(const char* name, const Tensor& x, const ReducedShape& r, DType in_dtype, DType out_dtype,
+           Kernel kernel) {
+  check_cpu(x, name);
+  Layout l = layout_for(x, r, in_dtype);
+  Tensor out = empty(r.out_shape, out_dtype, x.device());
+  kernel(out, l.input, l.outer, l.reduced, l.inner);
+  return out;
+}
+
+// A fold whose output has the input's (compute) dtype, cast to `dtype` after.
+Tensor run_fold(ReduceOp op, const char* name, const Tensor& x, const ReducedShape& r, DType dtype) {
+  const DType compute = compute_dtype(dtype);
+  Tensor out = run(name, x, r, compute, compute, [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
+    cpu::reduce(op, o, in, a, b, c);
+  });
+  return compute == dtype ? out : out.to(dtype);
+}
+
+// sum and prod of integers and bools accumulate in int64.
+DType accumulate_dtype(const Tensor& x, std::optional<DType> dtype) {
+  return dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
+}
+
+Tensor extreme(bool is_max, const Tensor& x, const Dims& dims, bool keepdim, const char* name,
+               const char* node) {
+  check_cpu(x, name);
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
-  Layout l = layout_for(x, r);
-  const DType compute = is_half(out_dtype) ? DType::Float32 : out_dtype;
-  Tensor in = l.input.dtype() == compute ? l.input : l.input.detach().to(compute);
-  Tensor out = empty(r.out_shape, compute, x.device());
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
-  cpu::reduce(op, out, in, l.outer, l.reduced, l.inner);
-  return compute == out_dtype ? out : out.to(out_dtype);
+  check_nonempty(x, r, dims, name);
+  Tensor out = run_fold(is_max ? ReduceOp::Max : ReduceOp::Min, name, x, r, x.dtype());
+  if (is_floating(x.dtype()) && autograd::any_requires_grad({x})) {
+    autograd::record(node, {x}, {out}, {x, out}, functions::extreme_backward(r.keep_shape, x.shape(), r.reduced));
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor> extreme_dim(bool is_max, const Tensor& x, int64_t dim, bool keepdim) {
+  const char* name = is_max ? "max" : "min";
+  check_cpu(x, name);
+  const int64_t d = wrap_dim(dim, x.dim(), name);
+  const ReducedShape r = reduced_shape(x, {d}, keepdim, name);
+  check_nonempty(x, r, {d}, name);
+  const DType compute = compute_dtype(x.dtype());
+  Layout l = layout_for(x, r, compute);
+  Tensor values = empty(r.out_shape, compute, x.device());
+  Tensor indices = empty(r.out_shape, DType::Int64, x.device());
+  cpu::arg_reduce(is_max, values, indices, l.input, l.outer, l.reduced, l.inner);
+  if (compute != x.dtype()) values = values.to(x.dtype());
+  if (is_floating(x.dtype()) && autograd::any_requires_grad({x})) {
+    autograd::record(is_max ? "MaxBackward0" : "MinBackward0", {x}, {values}, {indices},
+                     functions::index_reduce_backward(r.keep_shape, x.shape(), x.dim() == 0 ? 0 : d));
+  }
+  return {values, indices};
+}
+
+Tensor arg_extreme(bool is_max, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  const char* name = is_max ? "argmax" : "argmin";
+  check_cpu(x, name);
+  const Dims dims = dim ? Dims{wrap_dim(*dim, x.dim(), name)} : Dims{};
+  const ReducedShape r = reduced_shape(x, dims, keepdim, name);
+  check_nonempty(x, r, dims, name);
+  // Without a dim the index is into the flattened tensor: reduce everything in one run.
+  Layout l = layout_for(x, r, compute_dtype(x.dtype()));
+  if (!dim) l = Layout{l.input, 1, x.numel(), 1};
+  Tensor indices = empty(r.out_shape, DType::Int64, x.device());
+  Tensor none;
+  cpu::arg_reduce(is_max, none, indices, l.input, l.outer, l.reduced, l.inner);
+  return indices;
+}
+
+Tensor logical(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
+  const char* name = op == ReduceOp::All ? "all" : "any";
+  const ReducedShape r = reduced_shape(x, dims, keepdim, name);
+  return run(name, x, r, compute_dtype(x.dtype()), DType::Bool,
+             [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) { cpu::reduce(op, o, in, a, b, c); });
 }
 
 }  // namespace
 
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
-  const DType dt = dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
-  Tensor out = run_reduce(ReduceOp::Sum, "sum", x, dims, keepdim, dt);
+  const DType dt = accumulate_dtype(x, dtype);
+  const ReducedShape r = reduced_shape(x, dims, keepdim, "sum");
+  Tensor out = run_fold(ReduceOp::Sum, "sum", x, r, dt);
   if (is_floating(dt) && autograd::any_requires_grad({x})) {
-    const ReducedShape r = reduced_shape(x, dims, keepdim, "sum");
     autograd::record("SumBackward0", {x}, {out}, {}, functions::sum_backward(r.keep_shape, x.shape()));
   }
   return out;
@@ -94,10 +192,50 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType
   const DType dt = dtype.value_or(x.dtype());
   EMBER_CHECK(is_floating(dt), Error, "mean: could not infer output dtype. Input dtype must be a floating point "
               "dtype, got ", dtype_name(dt), "; convert with .float() first");
-  Tensor out = run_reduce(ReduceOp::Mean, "mean", x, dims, keepdim, dt);
+  const ReducedShape r = reduced_shape(x, dims, keepdim, "mean");
+  Tensor out = run_fold(ReduceOp::Mean, "mean", x, r, dt);
   if (autograd::any_requires_grad({x})) {
-    const ReducedShape r = reduced_shape(x, dims, keepdim, "mean");
     autograd::record("MeanBackward0", {x}, {out}, {}, functions::mean_backward(r.keep_shape, x.shape(), r.count));
+  }
+  return out;
+}
+
+Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::optional<DType> dtype) {
+  const DType dt = accumulate_dtype(x, dtype);
+  const Dims dims = dim ? Dims{*dim} : Dims{};
+  const ReducedShape r = reduced_shape(x, dims, dim ? keepdim : false, "prod");
+  Tensor out = run_fold(ReduceOp::Prod, "prod", x, r, dt);
+  if (is_floating(dt) && autograd::any_requires_grad({x})) {
+    const std::optional<int64_t> d = dim && x.dim() > 0 ? std::optional<int64_t>(wrap_dim(*dim, x.dim(), "prod"))
+                                                        : std::nullopt;
+    autograd::record("ProdBackward0", {x}, {out}, {x, out}, functions::prod_backward(r.keep_shape, x.shape(), d));
+  }
+  return out;
+}
+
+Tensor max(const Tensor& x) { return extreme(true, x, {}, false, "max", "MaxBackward1"); }
+Tensor min(const Tensor& x) { return extreme(false, x, {}, false, "min", "MinBackward1"); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(true, x, dim, keepdim); }
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(false, x, dim, keepdim); }
+Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(true, x, dims, keepdim, "amax", "AmaxBackward0"); }
+Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(false, x, dims, keepdim, "amin", "AminBackward0"); }
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(true, x, dim, keepdim); }
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(false, x, dim, keepdim); }
+Tensor all(const Tensor& x, const Dims& dims, bool keepdim) { return logical(ReduceOp::All, x, dims, keepdim); }
+Tensor any(const Tensor& x, const Dims& dims, bool keepdim) { return logical(ReduceOp::Any, x, dims, keepdim); }
+
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  check_cpu(x, "cumsum");
+  const int64_t d = wrap_dim(dim, x.dim(), "cumsum");
+  const DType dt = accumulate_dtype(x, dtype);
+  const DType compute = compute_dtype(dt);
+  const ReducedShape r = reduced_shape(x, x.dim() == 0 ? Dims{} : Dims{d}, true, "cumsum");
+  Layout l = layout_for(x, r, compute);
+  Tensor out = empty(x.shape(), compute, x.device());
+  cpu::cumsum(out, l.input, l.outer, l.reduced, l.inner);
+  if (compute != dt) out = out.to(dt);
+  if (is_floating(dt) && autograd::any_requires_grad({x})) {
+    autograd::record("CumsumBackward0", {x}, {out}, {}, functions::cumsum_backward(x.dim() == 0 ? -1 : d));
   }
   return out;
 }
@@ -120,5 +258,21 @@ Tensor Tensor::sum(const Dims& dims, bool keepdim, std::optional<DType> dtype) c
 Tensor Tensor::mean(const Dims& dims, bool keepdim, std::optional<DType> dtype) const {
   return ember::mean(*this, dims, keepdim, dtype);
 }
+Tensor Tensor::prod(std::optional<int64_t> dim, bool keepdim) const { return ember::prod(*this, dim, keepdim); }
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::min() const { return ember::min(*this); }
+std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return ember::max(*this, dim, keepdim); }
+std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return ember::min(*this, dim, keepdim); }
+Tensor Tensor::amax(const Dims& dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(const Dims& dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
+Tensor Tensor::all(std::optional<int64_t> dim, bool keepdim) const {
+  return ember::all(*this, dim ? Dims{*dim} : Dims{}, keepdim);
+}
+Tensor Tensor::any(std::optional<int64_t> dim, bool keepdim) const {
+  return ember::any(*this, dim ? Dims{*dim} : Dims{}, keepdim);
+}
+Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype) const { return ember::cumsum(*this, dim, dtype); }
 
 }  // namespace ember
