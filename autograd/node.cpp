@@ -127,11 +127,6 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
     node->needs_grad.push_back(e.valid());
     node->next_edges.push_back(std::move(e));
   }
-  for (const auto& s : saved) {
-    bool is_output = false;
-    for (const auto& o : outputs) is_output = is_output || (s.defined() && s.is_same(o));
-    node->saved.emplace_back(s, is_output);
-  }
   uint32_t nr = 0;
   for (const auto& out : outputs) {
     node->outputs.push_back({out.shape(), out.dtype(), out.device()});
@@ -143,6 +138,12 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
       m.output_nr = nr;
     }
     ++nr;
+  }
+  // After the outputs are marked, so saved outputs remember their history.
+  for (const auto& s : saved) {
+    bool is_output = false;
+    for (const auto& o : outputs) is_output = is_output || (s.defined() && s.is_same(o));
+    node->saved.emplace_back(s, is_output);
   }
 }
 
