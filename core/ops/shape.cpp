@@ -237,7 +237,7 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std:
 }
 
 Tensor flip(const Tensor& x, const Dims& dims) {
-  std::vector<bool> flipped(x.dim(), false);
+  std::vector<bool> flipped(std::max<int64_t>(x.dim(), 1), false);  // a 0-d tensor accepts dim 0
   for (int64_t dim : dims) {
     const int64_t d = wrap_dim(dim, x.dim(), "flip");
     EMBER_CHECK(!flipped[d], Error, "flip: dim ", d, " appears multiple times in the list of dims");
@@ -278,7 +278,7 @@ Tensor repeat(const Tensor& x, const Shape& repeats) {
     expanded.insert(expanded.end(), {repeats[i], padded[i]});
     out.push_back(repeats[i] * padded[i]);
   }
-  return reshape(expand(reshape(x, interleaved), expanded).contiguous(), out);
+  return reshape(expand(reshape(x, interleaved), expanded).clone(), out);  // always a copy, as PyTorch
 }
 
 namespace {
