@@ -2,6 +2,7 @@
 
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/shape.h>
 
 namespace ember::autograd::functions {
 
@@ -19,18 +20,33 @@ Vjp gather_backward(const Shape& in_shape, int64_t dim, const Tensor& index) {
   };
 }
 
-Vjp scatter_backward(int64_t dim, const Tensor& index) {
+namespace {
+// src's gradient: g gathered at index, zero-padded where src is larger than index.
+Tensor src_grad(const Tensor& g, int64_t dim, const Tensor& index, const Shape& src_shape) {
+  Tensor out = gather(g, dim, index);
+  for (int64_t k = 0; k < out.dim() && k < static_cast<int64_t>(src_shape.size()); ++k) {
+    if (out.size(k) < src_shape[k]) {
+      Shape pad = out.shape();
+      pad[k] = src_shape[k] - out.size(k);
+      out = cat({out, zeros(pad, out.dtype(), out.device())}, k);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+Vjp scatter_backward(int64_t dim, const Tensor& index, const Shape& src_shape) {
   return [=](const TensorList& g, const TensorList&, const std::vector<bool>& need) {
     TensorList out(need.size());
     if (need[0]) out[0] = scatter(g[0], dim, index, Scalar(0.0));
-    if (need.size() > 1 && need[1]) out[1] = gather(g[0], dim, index);
+    if (need.size() > 1 && need[1]) out[1] = src_grad(g[0], dim, index, src_shape);
     return out;
   };
 }
 
-Vjp scatter_add_backward(int64_t dim, const Tensor& index) {
+Vjp scatter_add_backward(int64_t dim, const Tensor& index, const Shape& src_shape) {
   return [=](const TensorList& g, const TensorList&, const std::vector<bool>& need) {
-    return TensorList{g[0], need[1] ? gather(g[0], dim, index) : Tensor()};
+    return TensorList{g[0], need[1] ? src_grad(g[0], dim, index, src_shape) : Tensor()};
   };
 }
 

@@ -144,7 +144,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
               dtype_name(x.dtype()), " and ", dtype_name(src.dtype()), ")");
   Tensor out = scatter_impl("scatter", x, dim, index, src, false);
   if (autograd::any_requires_grad({x, src})) {
-    autograd::record("ScatterBackward0", {x, src}, {out}, {}, functions::scatter_backward(dim, index));
+    autograd::record("ScatterBackward0", {x, src}, {out}, {}, functions::scatter_backward(dim, index, src.shape()));
   }
   return out;
 }
@@ -166,7 +166,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
               dtype_name(x.dtype()), " and ", dtype_name(src.dtype()), ")");
   Tensor out = scatter_impl("scatter_add", x, dim, index, src, true);
   if (autograd::any_requires_grad({x, src})) {
-    autograd::record("ScatterAddBackward0", {x, src}, {out}, {}, functions::scatter_add_backward(dim, index));
+    autograd::record("ScatterAddBackward0", {x, src}, {out}, {}, functions::scatter_add_backward(dim, index, src.shape()));
   }
   return out;
 }
