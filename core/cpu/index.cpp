@@ -71,8 +71,25 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
     using B = decltype(tag);
     B* o = static_cast<B*>(out.data_ptr());
     const B* s = static_cast<const B*>(src.data_ptr());
-    strided_loop(out.shape(), loop_strides(out, src, indices),
-                 [&](const int64_t* offs) { o[offs[0]] = s[offs[1] + io.at(offs + 2)]; });
+    strided_rows(out.shape(), loop_strides(out, src, indices), [&](const int64_t* offs, int64_t n, const int64_t* step) {
+      bool fixed = true;  // the indices are constant along the row (index_select, x[idx] on leading dims)
+      for (size_t k = 0; k < indices.size(); ++k) fixed = fixed && step[2 + k] == 0;
+      if (fixed) {
+        B* orow = o + offs[0];
+        const B* srow = s + offs[1] + io.at(offs + 2);
+        if (step[0] == 1 && step[1] == 1) {
+          std::memcpy(orow, srow, n * sizeof(B));
+        } else {
+          for (int64_t i = 0; i < n; ++i) orow[i * step[0]] = srow[i * step[1]];
+        }
+        return;
+      }
+      std::vector<int64_t> cur(offs, offs + 2 + indices.size());
+      for (int64_t i = 0; i < n; ++i) {
+        o[cur[0]] = s[cur[1] + io.at(cur.data() + 2)];
+        for (size_t k = 0; k < cur.size(); ++k) cur[k] += step[k];
+      }
+    });
   });
 }
 

@@ -10,24 +10,20 @@
 
 namespace ember::cpu {
 
-// Calls f(offsets) once per element of `shape` in row-major order; offsets[k]
-// is the element offset of operand k (sum of index * strides[k]).
+// Calls row(offsets, n, inner_strides) once per innermost row of `shape`:
+// offsets[k] is operand k's element offset at the row's start, and the row
+// has n elements stepping by inner_strides[k].
 template <class F>
-void strided_loop(const Shape& shape, const std::vector<Strides>& strides, F&& f) {
+void strided_rows(const Shape& shape, const std::vector<Strides>& strides, F&& row) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   const size_t n = strides.size();
   for (int64_t s : shape)
     if (s == 0) return;
-  std::vector<int64_t> base(n, 0), cur(n, 0), counter(nd, 0);
+  std::vector<int64_t> base(n, 0), counter(nd, 0), inner_stride(n, 0);
   const int64_t inner = nd ? shape[nd - 1] : 1;
-  std::vector<int64_t> inner_stride(n, 0);
   for (size_t k = 0; k < n; ++k) inner_stride[k] = nd ? strides[k][nd - 1] : 0;
   while (true) {
-    for (size_t k = 0; k < n; ++k) cur[k] = base[k];
-    for (int64_t i = 0; i < inner; ++i) {
-      f(static_cast<const int64_t*>(cur.data()));
-      for (size_t k = 0; k < n; ++k) cur[k] += inner_stride[k];
-    }
+    row(static_cast<const int64_t*>(base.data()), inner, static_cast<const int64_t*>(inner_stride.data()));
     // Advance the odometer over the outer dims.
     int64_t d = nd - 2;
     for (; d >= 0; --d) {
@@ -38,6 +34,20 @@ void strided_loop(const Shape& shape, const std::vector<Strides>& strides, F&& f
     }
     if (d < 0) return;
   }
+}
+
+// Calls f(offsets) once per element of `shape` in row-major order; offsets[k]
+// is the element offset of operand k (sum of index * strides[k]).
+template <class F>
+void strided_loop(const Shape& shape, const std::vector<Strides>& strides, F&& f) {
+  std::vector<int64_t> cur(strides.size());
+  strided_rows(shape, strides, [&](const int64_t* base, int64_t n, const int64_t* step) {
+    for (size_t k = 0; k < cur.size(); ++k) cur[k] = base[k];
+    for (int64_t i = 0; i < n; ++i) {
+      f(static_cast<const int64_t*>(cur.data()));
+      for (size_t k = 0; k < cur.size(); ++k) cur[k] += step[k];
+    }
+  });
 }
 
 }  // namespace ember::cpu

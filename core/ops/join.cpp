@@ -4,6 +4,7 @@
 #include <ember/autograd/functions/shape.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/copy.h>
+#include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -64,7 +65,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       Shape part = shape;
       part[d] = sizes[i];
       Tensor dst = make_view(out, part, out.strides(), offset * out.stride(d));
-      cpu::copy(dst, tensors[i]);
+      if (tensors[i].dtype() == dtype) {
+        cpu::index_gather(dst, tensors[i], {}, {}, {});  // row copies; faster than copy on strided dsts
+      } else {
+        cpu::copy(dst, tensors[i]);
+      }
       offset += sizes[i];
     }
   }
