@@ -105,6 +105,8 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
   const Tensor index = vector_index("index_select", index_in);
   check_cpu("index_select", {x, index});
+  EMBER_CHECK(x.dim() > 0 || index.numel() == 1, IndexError,
+              "index_select: index to a 0-dim tensor can have only 1 value, got ", index.numel());
   const Tensor x1 = at_least_1d(x);
   const int64_t d = wrap_dim(dim, x1.dim(), "index_select");
   cpu::check_index_range(index, x1.size(d), d, "index_select", false);
@@ -112,7 +114,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
   shape[d] = index.numel();
   Tensor out = empty(shape, x.dtype(), x.device());
   cpu::index_gather(out, restride(x1, shape, d), {spread(index, shape, d)}, {x1.stride(d)}, {x1.size(d)});
-  if (x.dim() == 0) out = out.reshape(index_in.shape());  // 0-d input: shaped like the index
+  if (x.dim() == 0) out = out.reshape({});
   if (autograd::any_requires_grad({x})) {
     autograd::record("IndexSelectBackward0", {x}, {out}, {}, functions::index_select_backward(x.shape(), dim, index));
   }

@@ -154,6 +154,29 @@ def test_one_hot():
         ember._C._one_hot(ember.tensor([1.0]))
 
 
+def test_zero_dim_and_empty():
+    s = ember.tensor(3.0)
+    assert s.index_select(0, L([0])).tolist() == 3.0
+    assert s.gather(0, L(0)).tolist() == 3.0
+    assert s.scatter_add(0, L(0), ember.tensor(2.0)).tolist() == 5.0
+    assert s.masked_select(ember.tensor(True)).tolist() == [3.0]
+    assert ember.nonzero(s).shape == (1, 0)
+    assert [t.tolist() for t in ember.nonzero(s, as_tuple=True)] == [[0]]
+    assert ember.zeros(2)[ember.tensor(True)].shape == (1, 2)
+    assert ember.zeros(2)[False].shape == (0, 2)
+    assert ember.zeros(3, 2)[[]].shape == (0, 2)
+    assert ember.zeros(0, 2).gather(0, ember.zeros(0, 2, dtype=ember.int64)).shape == (0, 2)
+    assert ember.cat([ember.zeros(0), ember.zeros(0, dtype=ember.int64)]).shape == (0,)
+    x = ember.zeros(2)
+    x[True] = 1.0
+    x[L([])] = 5.0
+    assert x.tolist() == [1.0, 1.0]
+    with pytest.raises(IndexError, match="index_select"):
+        s.index_select(0, L([0, 0]))
+    with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 0"):
+        ember.zeros(0, 2)[L([0])]
+
+
 def test_nonzero_as_tuple():
     a = np.array([[0, 1, 0], [2, 0, 3]])
     rows, cols = ember.nonzero(ember.tensor(a), as_tuple=True)
