@@ -141,6 +141,22 @@ def test_index_put_accumulate_and_noncontiguous_index():
     assert t2.tolist() == [2.0, 0, 0, 0, 1.0]
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_gradcheck(accumulate):
+    x = make(random_array((4, 3), np.float64), requires_grad=True)
+    v = make(random_array((2, 1), np.float64), requires_grad=True)
+    rows = L([[0], [2]]) if not accumulate else L([[0], [0]])
+    fn = lambda x, v: ember.index_put(x, (rows, L([1, 2])), v, accumulate=accumulate)  # noqa: E731
+    assert ember.autograd.gradcheck(fn, [x, v])
+
+    def inplace(x, v):
+        y = x * 1.0
+        # (duplicates without accumulate have no defined winner, as in PyTorch)
+        y.index_put_((None, L([2, 0, 2] if accumulate else [2, 0])), v, accumulate=accumulate)
+        return y
+    assert ember.autograd.gradcheck(inplace, [x, make(random_array((4, 1), np.float64), requires_grad=True)])
+
+
 def test_one_hot():
     x = L([[0, 2], [1, 0]])
     assert_close(ember._C._one_hot(x), np.eye(3, dtype=np.int64)[x.numpy()])
