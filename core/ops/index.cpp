@@ -204,7 +204,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index_in, const Ten
 }
 
 Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int64_t> dim) {
-  EMBER_CHECK(indices.defined() && indices.dtype() == DType::Int64, IndexError,
+  EMBER_CHECK(indices.defined() && indices.dtype() == DType::Int64, Error,
               "take_along_dim: dtype of indices should be int64 but got ",
               indices.defined() ? dtype_name(indices.dtype()) : "undefined");
   if (!dim) return gather(reshape(x, {-1}), 0, reshape(indices, {-1}));
