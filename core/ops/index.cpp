@@ -62,6 +62,9 @@ void check_scatter_gather_shapes(const char* op, int64_t dim, const Tensor& self
               ": index tensor must have the same number of dimensions as input tensor (index shape ",
               shape_str(index.shape()), ", input shape ", shape_str(self.shape()), ")");
   if (index.numel() == 0) return;
+  EMBER_CHECK(!src || src->dim() == index.dim(), Error, op,
+              ": index tensor must have the same number of dimensions as src tensor (index shape ",
+              shape_str(index.shape()), ", src shape ", shape_str(src->shape()), ")");
   for (int64_t k = 0; k < self.dim(); ++k) {
     EMBER_CHECK(k == dim || index.size(k) <= self.size(k), Error, op, ": size does not match at dimension ", k,
                 ": expected index ", shape_str(index.shape()), " to be no larger than self ",

@@ -346,6 +346,7 @@ def test_setitem_records_history_on_nonleaf():
     (lambda: ember.zeros(3, 2).scatter(0, L([[3]]), ember.ones(1, 1)), IndexError, "scatter: index 3"),
     (lambda: ember.zeros(3, 2).scatter(0, L([[0]]), ember.ones(1, 1, dtype=ember.float64)), RuntimeError, "scatter"),
     (lambda: ember.zeros(3, 2).scatter_add(0, L([[0, 1]]), ember.ones(1, 1)), RuntimeError, "scatter_add"),
+    (lambda: ember.zeros(3, 2).scatter(0, L([[0]]), ember.ones(3)), RuntimeError, "scatter: index tensor must have"),
     (lambda: ember.zeros(3, 2).index_add(0, L([5]), ember.ones(1, 2)), IndexError, "index_add: index 5"),
     (lambda: ember.zeros(3, 2).index_add(0, L([0, 1]), ember.ones(1, 2)), RuntimeError, "index_add: number of indices"),
     (lambda: ember.zeros(3, 2).take_along_dim(ember.tensor([[0]], dtype=ember.int32), 1), RuntimeError,
