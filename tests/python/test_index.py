@@ -311,6 +311,15 @@ def test_inplace_forms():
     assert leaf.tolist() == [0.0, 2.0, 0.0]
 
 
+def test_setitem_on_view_under_grad_is_refused_cleanly():
+    a = ember.ones(2, 3, requires_grad=True)
+    y = a * 1
+    row = y[0]
+    with pytest.raises(NotImplementedError, match="setitem"):
+        row[1] = 5.0
+    assert y.tolist() == [[1.0] * 3] * 2  # nothing written
+
+
 def test_setitem_records_history_on_nonleaf():
     a = ember.ones(4, dtype=ember.float64, requires_grad=True)
     v = ember.tensor([5.0, 6.0], dtype=ember.float64, requires_grad=True)
