@@ -1,5 +1,7 @@
 #include <ember/autograd/functions/shape.h>
 
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/index.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 
@@ -22,6 +24,49 @@ Vjp permute_backward(const Dims& dims) {
   for (size_t i = 0; i < dims.size(); ++i) inverse[dims[i]] = static_cast<int64_t>(i);
   return [inverse](const TensorList& g, const TensorList&, const std::vector<bool>&) {
     return TensorList{permute(g[0], inverse)};
+  };
+}
+
+Vjp select_backward(const Shape& in_shape, int64_t dim, int64_t index) {
+  return [in_shape, dim, index](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    Tensor where = full({1}, index, DType::Int64, g[0].device());
+    return TensorList{index_add(zeros(in_shape, g[0].dtype(), g[0].device()), dim, where, unsqueeze(g[0], dim))};
+  };
+}
+
+Vjp slice_backward(const Shape& in_shape, int64_t dim, int64_t start, int64_t step, int64_t length) {
+  return [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    Tensor where = arange(start, start + length * step, step, DType::Int64, g[0].device());
+    return TensorList{index_add(zeros(in_shape, g[0].dtype(), g[0].device()), dim, where, g[0])};
+  };
+}
+
+Vjp flip_backward(const Dims& dims) {
+  return [dims](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{flip(g[0], dims)};
+  };
+}
+
+Vjp tril_triu_backward(int64_t diagonal, bool lower) {
+  return [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{lower ? tril(g[0], diagonal) : triu(g[0], diagonal)};
+  };
+}
+
+Vjp cat_backward(int64_t dim, const std::vector<int64_t>& sizes) {
+  return [dim, sizes](const TensorList& g, const TensorList&, const std::vector<bool>& need) {
+    TensorList out(sizes.size());
+    int64_t offset = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      // Inputs cat skipped (1-D empty, marked -1) get an empty gradient.
+      if (sizes[i] < 0) {
+        if (need[i]) out[i] = zeros({0}, g[0].dtype(), g[0].device());
+        continue;
+      }
+      if (need[i]) out[i] = narrow(g[0], dim, offset, sizes[i]);
+      offset += sizes[i];
+    }
+    return out;
   };
 }
 

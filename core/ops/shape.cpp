@@ -6,6 +6,8 @@
 
 #include <ember/autograd/functions/shape.h>
 #include <ember/autograd/node.h>
+#include <ember/core/cpu/index.h>
+#include <ember/core/cpu/shape.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/reduce.h>
 
@@ -174,6 +176,130 @@ Tensor squeeze(const Tensor& x, std::optional<int64_t> dim) {
                      functions::reshape_backward(x.shape()));
 }
 
+Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes) {
+  const int64_t d = wrap_dim(dim, x.dim(), "unflatten");
+  EMBER_CHECK(!sizes.empty(), Error, "unflatten: sizes must be non-empty");
+  const Shape inner = infer_shape(sizes, x.size(d), "unflatten");
+  Shape shape(x.shape().begin(), x.shape().begin() + d);
+  shape.insert(shape.end(), inner.begin(), inner.end());
+  shape.insert(shape.end(), x.shape().begin() + d + 1, x.shape().end());
+  return reshape(x, shape);
+}
+
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  EMBER_CHECK(x.dim() > 0, Error, "narrow: cannot be applied to a 0-dim tensor");
+  const int64_t d = wrap_dim(dim, x.dim(), "narrow");
+  const int64_t size = x.size(d);
+  EMBER_CHECK(start >= -size && start <= size, IndexError, "narrow: start out of range (expected to be in range of [",
+              -size, ", ", size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  EMBER_CHECK(length >= 0 && start + length <= size, Error, "narrow: start (", start, ") + length (", length,
+              ") exceeds dimension size (", size, ")");
+  return slice(x, d, start, start + length, 1);
+}
+
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  EMBER_CHECK(x.dim() > 0, IndexError, "select: cannot be applied to a 0-dim tensor");
+  const int64_t d = wrap_dim(dim, x.dim(), "select");
+  const int64_t size = x.size(d);
+  EMBER_CHECK(index >= -size && index < size, IndexError, "select: index ", index,
+              " is out of bounds for dimension ", d, " with size ", size);
+  if (index < 0) index += size;
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  const int64_t offset = x.storage_offset() + index * strides[d];
+  shape.erase(shape.begin() + d);
+  strides.erase(strides.begin() + d);
+  return record_view("SelectBackward0", x, make_view(x, shape, strides, offset),
+                     functions::select_backward(x.shape(), d, index));
+}
+
+Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std::optional<int64_t> end_in,
+             int64_t step) {
+  EMBER_CHECK(x.dim() > 0, IndexError, "slice: cannot be applied to a 0-dim tensor");
+  EMBER_CHECK(step > 0, ValueError, "slice: step must be greater than zero");
+  const int64_t d = wrap_dim(dim, x.dim(), "slice");
+  const int64_t size = x.size(d);
+  // Python's clamping of slice bounds.
+  auto clamp = [size](int64_t v) {
+    if (v < 0) v += size;
+    return v < 0 ? int64_t{0} : (v > size ? size : v);
+  };
+  const int64_t start = start_in ? clamp(*start_in) : 0;
+  const int64_t end = std::max(start, end_in ? clamp(*end_in) : size);
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  shape[d] = (end - start + step - 1) / step;
+  const int64_t offset = x.storage_offset() + (shape[d] > 0 ? start * strides[d] : 0);
+  strides[d] *= step;
+  return record_view("SliceBackward0", x, make_view(x, shape, strides, offset),
+                     functions::slice_backward(x.shape(), d, start, step, shape[d]));
+}
+
+Tensor flip(const Tensor& x, const Dims& dims) {
+  std::vector<bool> flipped(std::max<int64_t>(x.dim(), 1), false);  // a 0-d tensor accepts dim 0
+  for (int64_t dim : dims) {
+    const int64_t d = wrap_dim(dim, x.dim(), "flip");
+    EMBER_CHECK(!flipped[d], Error, "flip: dim ", d, " appears multiple times in the list of dims");
+    flipped[d] = true;
+  }
+  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, "flip: only the CPU is supported in this build");
+  // A negative-stride view of x read into a fresh tensor.
+  Strides strides = x.strides();
+  int64_t offset = x.storage_offset();
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (flipped[d] && x.size(d) > 0) {
+      offset += (x.size(d) - 1) * strides[d];
+      strides[d] = -strides[d];
+    }
+  }
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  cpu::index_gather(out, make_view(x, x.shape(), strides, offset), {}, {}, {});
+  Dims wrapped;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (flipped[d]) wrapped.push_back(d);
+  if (autograd::any_requires_grad({x})) {
+    autograd::record("FlipBackward0", {x}, {out}, {}, functions::flip_backward(wrapped));
+  }
+  return out;
+}
+
+Tensor repeat(const Tensor& x, const Shape& repeats) {
+  const int64_t nd = static_cast<int64_t>(repeats.size());
+  EMBER_CHECK(nd >= x.dim(), Error, "repeat: number of dimensions of repeat dims (", nd,
+              ") can not be smaller than number of dimensions of tensor (", x.dim(), ")");
+  for (int64_t r : repeats) EMBER_CHECK(r >= 0, Error, "repeat: repeats must be non-negative, got ", shape_str(repeats));
+  // [s0, s1] -> [1, s0, 1, s1] -> expand to [r0, s0, r1, s1] -> [r0*s0, r1*s1].
+  Shape padded(nd - x.dim(), 1);
+  padded.insert(padded.end(), x.shape().begin(), x.shape().end());
+  Shape interleaved, expanded, out;
+  for (int64_t i = 0; i < nd; ++i) {
+    interleaved.insert(interleaved.end(), {1, padded[i]});
+    expanded.insert(expanded.end(), {repeats[i], padded[i]});
+    out.push_back(repeats[i] * padded[i]);
+  }
+  return reshape(expand(reshape(x, interleaved), expanded).clone(), out);  // always a copy, as PyTorch
+}
+
+namespace {
+Tensor tril_triu(const Tensor& x, int64_t diagonal, bool lower) {
+  const char* name = lower ? "tril" : "triu";
+  EMBER_CHECK(x.dim() >= 2, Error, name, ": input tensor must have at least 2 dimensions, got shape ",
+              shape_str(x.shape()));
+  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  cpu::tril_triu(out, x, diagonal, lower);
+  if (autograd::any_requires_grad({x})) {
+    autograd::record(lower ? "TrilBackward0" : "TriuBackward0", {x}, {out}, {},
+                     functions::tril_triu_backward(diagonal, lower));
+  }
+  return out;
+}
+}  // namespace
+
+Tensor tril(const Tensor& x, int64_t diagonal) { return tril_triu(x, diagonal, true); }
+Tensor triu(const Tensor& x, int64_t diagonal) { return tril_triu(x, diagonal, false); }
+
 Tensor Tensor::view(const Shape& shape) const { return ember::view(*this, shape); }
 Tensor Tensor::reshape(const Shape& shape) const { return ember::reshape(*this, shape); }
 Tensor Tensor::expand(const Shape& shape) const { return ember::expand(*this, shape); }
@@ -197,5 +323,17 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   shape.insert(shape.end(), this->shape().begin() + e + 1, this->shape().end());
   return reshape(shape);
 }
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const { return ember::unflatten(*this, dim, sizes); }
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return ember::narrow(*this, dim, start, length);
+}
+Tensor Tensor::select(int64_t dim, int64_t index) const { return ember::select(*this, dim, index); }
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  return ember::slice(*this, dim, start, end, step);
+}
+Tensor Tensor::flip(const Dims& dims) const { return ember::flip(*this, dims); }
+Tensor Tensor::repeat(const Shape& repeats) const { return ember::repeat(*this, repeats); }
+Tensor Tensor::tril(int64_t diagonal) const { return ember::tril(*this, diagonal); }
+Tensor Tensor::triu(int64_t diagonal) const { return ember::triu(*this, diagonal); }
 
 }  // namespace ember

@@ -3,6 +3,33 @@
 
 namespace ember::python {
 
+namespace {
+
+std::vector<Tensor> split_any(const Tensor& t, py::handle sizes, int64_t dim) {
+  if (py::isinstance<py::int_>(sizes)) return t.split(sizes.cast<int64_t>(), dim);
+  return t.split(to_int_list(sizes, "split"), dim);
+}
+
+py::tuple as_tuple(const std::vector<Tensor>& ts) { return py::cast(ts); }
+
+std::vector<Tensor> tensor_list(py::handle seq, const char* op) {
+  EMBER_CHECK(py::isinstance<py::sequence>(seq) && !py::isinstance<Tensor>(seq), TypeError, op,
+              ": expected a sequence of Tensors, got ", type_name(seq));
+  std::vector<Tensor> out;
+  for (py::handle h : seq) {
+    EMBER_CHECK(py::isinstance<Tensor>(h), TypeError, op, ": expected a sequence of Tensors, but element ",
+                out.size(), " is ", type_name(h));
+    out.push_back(h.cast<Tensor>());
+  }
+  return out;
+}
+
+Tensor roll_any(const Tensor& t, py::handle shifts, py::handle dims) {
+  return roll(t, to_int_list(shifts, "roll"), dims.is_none() ? Dims{} : to_int_list(dims, "roll"));
+}
+
+}  // namespace
+
 void init_shape(py::module_& m) {
   auto& cls = tensor_class();
   cls.def("view", [](const Tensor& t, py::args args) {
@@ -28,7 +55,22 @@ void init_shape(py::module_& m) {
       .def("unsqueeze", &Tensor::unsqueeze)
       .def("squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return dim ? t.squeeze(*dim) : t.squeeze(); },
            py::arg("dim") = py::none())
-      .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+      .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def("unflatten", [](const Tensor& t, int64_t dim, py::handle sizes) {
+        return t.unflatten(dim, to_int_list(sizes, "unflatten"));
+      }, py::arg("dim"), py::arg("sizes"))
+      .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"))
+      .def("select", &Tensor::select, py::arg("dim"), py::arg("index"))
+      .def("split", [](const Tensor& t, py::handle s, int64_t dim) { return as_tuple(split_any(t, s, dim)); },
+           py::arg("split_size"), py::arg("dim") = 0)
+      .def("chunk", [](const Tensor& t, int64_t c, int64_t dim) { return as_tuple(t.chunk(c, dim)); },
+           py::arg("chunks"), py::arg("dim") = 0)
+      .def("unbind", [](const Tensor& t, int64_t dim) { return as_tuple(t.unbind(dim)); }, py::arg("dim") = 0)
+      .def("flip", [](const Tensor& t, py::args dims) { return t.flip(shape_from_args(dims, "flip")); })
+      .def("roll", &roll_any, py::arg("shifts"), py::arg("dims") = py::none())
+      .def("repeat", [](const Tensor& t, py::args r) { return t.repeat(shape_from_args(r, "repeat")); })
+      .def("tril", &Tensor::tril, py::arg("diagonal") = 0)
+      .def("triu", &Tensor::triu, py::arg("diagonal") = 0);
   m.def("reshape", [](const Tensor& t, py::object shape) { return t.reshape(to_int_list(shape, "reshape")); });
   m.def("permute", [](const Tensor& t, py::object dims) { return t.permute(to_int_list(dims, "permute")); });
   m.def("transpose", &ember::transpose);
@@ -38,6 +80,28 @@ void init_shape(py::module_& m) {
         py::arg("input"), py::arg("dim") = py::none());
   m.def("flatten", [](const Tensor& t, int64_t s, int64_t e) { return t.flatten(s, e); }, py::arg("input"),
         py::arg("start_dim") = 0, py::arg("end_dim") = -1);
+  m.def("unflatten", [](const Tensor& t, int64_t dim, py::handle sizes) {
+    return t.unflatten(dim, to_int_list(sizes, "unflatten"));
+  }, py::arg("input"), py::arg("dim"), py::arg("sizes"));
+  m.def("narrow", &ember::narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"));
+  m.def("select", &ember::select, py::arg("input"), py::arg("dim"), py::arg("index"));
+  m.def("split", [](const Tensor& t, py::handle s, int64_t dim) { return as_tuple(split_any(t, s, dim)); },
+        py::arg("tensor"), py::arg("split_size_or_sections"), py::arg("dim") = 0);
+  m.def("chunk", [](const Tensor& t, int64_t c, int64_t dim) { return as_tuple(chunk(t, c, dim)); },
+        py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+  m.def("unbind", [](const Tensor& t, int64_t dim) { return as_tuple(unbind(t, dim)); }, py::arg("input"),
+        py::arg("dim") = 0);
+  for (const char* name : {"cat", "concat", "concatenate"}) {
+    m.def(name, [name](py::handle ts, int64_t dim) { return cat(tensor_list(ts, name), dim); }, py::arg("tensors"),
+          py::arg("dim") = 0);
+  }
+  m.def("stack", [](py::handle ts, int64_t dim) { return stack(tensor_list(ts, "stack"), dim); },
+        py::arg("tensors"), py::arg("dim") = 0);
+  m.def("flip", [](const Tensor& t, py::handle dims) { return flip(t, to_int_list(dims, "flip")); },
+        py::arg("input"), py::arg("dims"));
+  m.def("roll", &roll_any, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none());
+  m.def("tril", &ember::tril, py::arg("input"), py::arg("diagonal") = 0);
+  m.def("triu", &ember::triu, py::arg("input"), py::arg("diagonal") = 0);
 }
 
 }  // namespace ember::python

@@ -1,0 +1,193 @@
+// CPU kernels of the index family: data-dependent addressing over strided
+// views (see core/cpu/strided_loop.h).
+#include <ember/core/cpu/index.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include <ember/core/cpu/strided_loop.h>
+#include <ember/core/error.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// Offset (in elements) that the indices add at one position.
+struct IndexOffsets {
+  std::vector<const int64_t*> data;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> sizes;
+
+  int64_t at(const int64_t* offs) const {  // offs[k] is index k's element offset
+    int64_t o = 0;
+    for (size_t k = 0; k < data.size(); ++k) {
+      int64_t v = data[k][offs[k]];
+      if (v < 0) v += sizes[k];
+      o += v * strides[k];
+    }
+    return o;
+  }
+};
+
+IndexOffsets index_offsets(const std::vector<Tensor>& indices, const std::vector<int64_t>& index_strides,
+                           const std::vector<int64_t>& sizes) {
+  IndexOffsets io;
+  for (const Tensor& t : indices) io.data.push_back(t.data<int64_t>());
+  io.strides = index_strides;
+  io.sizes = sizes;
+  return io;
+}
+
+// The strides of a, b and every index, as strided_loop takes them.
+std::vector<Strides> loop_strides(const Tensor& a, const Tensor& b, const std::vector<Tensor>& indices) {
+  std::vector<Strides> s{a.strides(), b.strides()};
+  for (const Tensor& t : indices) s.push_back(t.strides());
+  return s;
+}
+
+template <size_t N>
+struct Bytes {
+  unsigned char b[N];
+};
+
+template <class F>
+void dispatch_size(size_t itemsize, F&& f) {
+  switch (itemsize) {
+    case 1: return f(Bytes<1>{});
+    case 2: return f(Bytes<2>{});
+    case 4: return f(Bytes<4>{});
+    case 8: return f(Bytes<8>{});
+  }
+  throw Error(str("index: unsupported element size ", itemsize));
+}
+
+}  // namespace
+
+void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
+                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes) {
+  const IndexOffsets io = index_offsets(indices, index_strides, sizes);
+  dispatch_size(out.element_size(), [&](auto tag) {
+    using B = decltype(tag);
+    B* o = static_cast<B*>(out.data_ptr());
+    const B* s = static_cast<const B*>(src.data_ptr());
+    strided_rows(out.shape(), loop_strides(out, src, indices), [&](const int64_t* offs, int64_t n, const int64_t* step) {
+      bool fixed = true;  // the indices are constant along the row (index_select, x[idx] on leading dims)
+      for (size_t k = 0; k < indices.size(); ++k) fixed = fixed && step[2 + k] == 0;
+      if (fixed) {
+        B* orow = o + offs[0];
+        const B* srow = s + offs[1] + io.at(offs + 2);
+        if (step[0] == 1 && step[1] == 1) {
+          std::memcpy(orow, srow, n * sizeof(B));
+        } else {
+          for (int64_t i = 0; i < n; ++i) orow[i * step[0]] = srow[i * step[1]];
+        }
+        return;
+      }
+      std::vector<int64_t> cur(offs, offs + 2 + indices.size());
+      for (int64_t i = 0; i < n; ++i) {
+        o[cur[0]] = s[cur[1] + io.at(cur.data() + 2)];
+        for (size_t k = 0; k < cur.size(); ++k) cur[k] += step[k];
+      }
+    });
+  });
+}
+
+void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
+                   const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,
+                   bool accumulate) {
+  const IndexOffsets io = index_offsets(indices, index_strides, sizes);
+  if (!accumulate) {
+    dispatch_size(dst.element_size(), [&](auto tag) {
+      using B = decltype(tag);
+      B* d = static_cast<B*>(dst.data_ptr());
+      const B* v = static_cast<const B*>(values.data_ptr());
+      strided_loop(values.shape(), loop_strides(dst, values, indices),
+                   [&](const int64_t* offs) { d[offs[0] + io.at(offs + 2)] = v[offs[1]]; });
+    });
+    return;
+  }
+  dispatch(dst.dtype(), "index_put_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* d = dst.data<T>();
+    const T* v = values.data<T>();
+    strided_loop(values.shape(), loop_strides(dst, values, indices), [&](const int64_t* offs) {
+      T& slot = d[offs[0] + io.at(offs + 2)];
+      if constexpr (std::is_same_v<T, bool>) slot = slot || v[offs[1]];
+      else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+        slot = T(static_cast<float>(slot) + static_cast<float>(v[offs[1]]));
+      else slot = static_cast<T>(slot + v[offs[1]]);
+    });
+  });
+}
+
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative) {
+  const int64_t* p = index.data<int64_t>();
+  const int64_t low = allow_negative ? -size : 0;
+  strided_loop(index.shape(), {index.strides()}, [&](const int64_t* offs) {
+    const int64_t v = p[offs[0]];
+    EMBER_CHECK(v >= low && v < size, IndexError, op, ": index ", v, " is out of bounds for dimension ", dim,
+                " with size ", size);
+  });
+}
+
+std::pair<int64_t, int64_t> min_max(const Tensor& index) {
+  const int64_t* p = index.data<int64_t>();
+  std::pair<int64_t, int64_t> r{INT64_MAX, INT64_MIN};
+  strided_loop(index.shape(), {index.strides()}, [&](const int64_t* offs) {
+    r.first = std::min(r.first, p[offs[0]]);
+    r.second = std::max(r.second, p[offs[0]]);
+  });
+  return r;
+}
+
+namespace {
+template <class F>
+void for_each_nonzero(const Tensor& x, F&& f) {
+  dispatch(x.dtype(), "nonzero", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = x.data<T>();
+    strided_loop(x.shape(), {x.strides()}, [&](const int64_t* offs) {
+      const T v = p[offs[0]];
+      bool nz;
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) nz = static_cast<float>(v) != 0.0f;
+      else nz = v != T(0);
+      if (nz) f();
+      else f.skip();
+    });
+  });
+}
+}  // namespace
+
+int64_t count_nonzero(const Tensor& x) {
+  struct Count {
+    int64_t n = 0;
+    void operator()() { ++n; }
+    void skip() {}
+  } c;
+  for_each_nonzero(x, c);
+  return c.n;
+}
+
+void nonzero(Tensor& out, const Tensor& x) {
+  // Walks x in row-major order keeping its coordinates alongside.
+  struct Writer {
+    const Shape* shape;
+    std::vector<int64_t> coord;
+    int64_t* o;
+    void advance() {
+      for (int64_t d = static_cast<int64_t>(coord.size()) - 1; d >= 0; --d) {
+        if (++coord[d] < (*shape)[d]) return;
+        coord[d] = 0;
+      }
+    }
+    void operator()() {
+      for (int64_t c : coord) *o++ = c;
+      advance();
+    }
+    void skip() { advance(); }
+  } w{&x.shape(), std::vector<int64_t>(x.dim(), 0), out.data<int64_t>()};
+  for_each_nonzero(x, w);
+}
+
+}  // namespace ember::cpu

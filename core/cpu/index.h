@@ -1,0 +1,30 @@
+// CPU kernels of the index family. The front-ends (core/ops/index*.cpp)
+// restride every operand over one iteration shape, so two kernels serve
+// gather, index_select, advanced indexing, scatter, index_add and index_put.
+#pragma once
+#include <utility>
+#include <vector>
+
+#include <ember/core/tensor.h>
+
+namespace ember::cpu {
+
+// out[p] = src[p + sum_k wrap(idx_k[p]) * index_strides[k]] over out's shape.
+// src and the int64 indices are strided views with out's shape; wrap() adds
+// sizes[k] to negative values (the range was checked before).
+void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
+                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes);
+// dst[p + sum_k ...] = values[p] (or += when accumulate), over values' shape.
+void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
+                   const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,
+                   bool accumulate);
+// Throws IndexError "<op>: index v is out of bounds for dimension dim with
+// size n" for the first value outside [0, n) ([-n, n) when allow_negative).
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative);
+// Smallest and largest value of a non-empty int64 tensor.
+std::pair<int64_t, int64_t> min_max(const Tensor& index);
+int64_t count_nonzero(const Tensor& x);
+// out: int64 [count_nonzero(x), x.dim()], the coordinates of nonzero elements.
+void nonzero(Tensor& out, const Tensor& x);
+
+}  // namespace ember::cpu

@@ -1,0 +1,379 @@
+"""Index family: index_select, gather, scatter, scatter_add, index_add,
+take_along_dim, one_hot, nonzero, masked_select, advanced indexing
+(index / index_put_) and Tensor.__getitem__ / __setitem__, against numpy,
+under gradcheck, and their errors."""
+import numpy as np
+import pytest
+
+import ember
+from harness import OpCase, assert_close, check_forward, check_grad, make, parametrize_cases, random_array
+
+L = lambda v: ember.tensor(np.asarray(v, dtype=np.int64))  # noqa: E731  an int64 index tensor
+
+SEL = [2, 0, 2, 1]
+GATHER_IDX = np.array([[0, 3], [1, 1], [2, 0]])            # along dim 1 of a (3, 4) tensor
+SCATTER_IDX = np.array([[0, 1, 2], [2, 0, 1]])            # along dim 0 of a (3, 4): rows differ per column
+ADD_IDX = np.array([[0, 0, 2, 1], [2, 0, 0, 0]])          # duplicates, for scatter_add
+
+
+def np_scatter(a, dim, idx, src, add=False):
+    out = a.copy()
+    for pos in np.ndindex(*idx.shape):
+        target = list(pos)
+        target[dim] = idx[pos]
+        if add:
+            out[tuple(target)] += src[pos]
+        else:
+            out[tuple(target)] = src[pos]
+    return out
+
+
+def np_index_add(a, dim, idx, src, alpha=1):
+    out = np.moveaxis(a.copy(), dim, 0)
+    s = np.moveaxis(src, dim, 0)
+    for i, j in enumerate(idx):
+        out[j] += alpha * s[i]
+    return np.moveaxis(out, 0, dim)
+
+
+def getitem_case(name, key, shape=(4, 5, 6), dtypes=(np.float32,), grad=True):
+    return OpCase(f"getitem_{name}", lambda a: a[key() if callable(key) else key],
+                  lambda a: a[key_np(key)], [[shape]], dtypes=dtypes, grad=grad)
+
+
+def key_np(key):
+    """The numpy spelling of a subscript that holds ember tensors."""
+    key = key() if callable(key) else key
+    conv = lambda k: k.numpy() if isinstance(k, ember.Tensor) else k  # noqa: E731
+    return tuple(conv(k) for k in key) if isinstance(key, tuple) else conv(key)
+
+
+MASK = np.array([[True, False, True, True, False], [False] * 5, [True] * 5, [False, True, False, False, False]])
+
+CASES = [
+    OpCase("index_select", lambda a: a.index_select(1, L(SEL)), lambda a: np.take(a, SEL, 1),
+           [[(3, 4)], [(2, 3, 5)]], dtypes=(np.float32, np.float64, np.int64, np.bool_)),
+    OpCase("index_select_neg_dim", lambda a: ember.index_select(a, -1, L([1, 1])), lambda a: np.take(a, [1, 1], -1),
+           [[(3, 4)], [(2,)]]),
+    OpCase("gather", lambda a: a.gather(1, L(GATHER_IDX)), lambda a: np.take_along_axis(a, GATHER_IDX, 1),
+           [[(3, 4)]], dtypes=(np.float32, np.int32, np.bool_)),
+    OpCase("gather_dim0_smaller", lambda a: ember.gather(a, -2, L([[2, 0]])),
+           lambda a: np.take_along_axis(a[:, :2], np.array([[2, 0]]), 0), [[(3, 4)]]),
+    OpCase("scatter", lambda a, s: a.scatter(0, L(SCATTER_IDX), s),
+           lambda a, s: np_scatter(a, 0, SCATTER_IDX, s), [[(3, 4), (2, 3)], [(3, 4), (3, 4)]],
+           dtypes=(np.float32, np.int64)),
+    OpCase("scatter_value", lambda a: a.scatter(0, L(SCATTER_IDX), value=-1.5),
+           lambda a: np_scatter(a, 0, SCATTER_IDX, np.full(SCATTER_IDX.shape, -1.5, a.dtype)), [[(3, 4)]]),
+    OpCase("scatter_add", lambda a, s: a.scatter_add(0, L(ADD_IDX), s), lambda a, s: np_scatter(a, 0, ADD_IDX, s, True),
+           [[(3, 4), (2, 4)], [(3, 5), (3, 5)]], dtypes=(np.float32, np.float64, np.int64)),
+    OpCase("index_add", lambda a, s: a.index_add(1, L([3, 0, 3]), s, alpha=2),
+           lambda a, s: np_index_add(a, 1, [3, 0, 3], s, 2), [[(2, 4), (2, 3)], [(3, 4, 2), (3, 3, 2)]],
+           dtypes=(np.float32, np.int64)),
+    OpCase("take_along_dim", lambda a: a.take_along_dim(L([[0, 2]]), 1),
+           lambda a: np.take_along_axis(a, np.broadcast_to([[0, 2]], (a.shape[0], 2)), 1), [[(3, 4)]]),
+    OpCase("take_along_dim_flat", lambda a: ember.take_along_dim(a, L([5, 0, 5])),
+           lambda a: a.reshape(-1)[[5, 0, 5]], [[(3, 4)], [(2, 3, 2)]]),
+    OpCase("masked_select", lambda a: a.masked_select(ember.tensor(MASK)), lambda a: a[MASK], [[(4, 5)]],
+           dtypes=(np.float32, np.int64)),
+    OpCase("masked_select_broadcast", lambda a: ember.masked_select(a, ember.tensor(MASK[2:3])),
+           lambda a: np.broadcast_to(a, (3, 5))[np.broadcast_to(MASK[2:3], (3, 5))], [[(3, 1)]]),
+    OpCase("nonzero", lambda a: ember.nonzero(a), lambda a: np.argwhere(a), [[(3, 4)], [(5,)], [(2, 0)]],
+           dtypes=(np.bool_, np.int64, np.float32), grad=False),
+    getitem_case("int", lambda: (1,)),
+    getitem_case("neg_int", lambda: (-1, 2)),
+    getitem_case("slices", lambda: (slice(1, None), slice(None, None, 2), slice(-4, -1))),
+    getitem_case("step_overshoot", lambda: (slice(None, 100, 3),)),
+    getitem_case("none_ellipsis", lambda: (None, Ellipsis, 1, None)),
+    getitem_case("ellipsis_mid", lambda: (0, Ellipsis, slice(1, 3))),
+    getitem_case("list", lambda: [3, 0, 3]),
+    getitem_case("tensor_2d", lambda: L([[0, 1], [3, -1]])),
+    getitem_case("adjacent_tensors", lambda: (slice(None), L([0, 4, 1]), L([2, 2, 5]))),
+    getitem_case("nonadjacent_tensors", lambda: (L([0, 3]), slice(1, 4), L([[5], [0]]))),
+    getitem_case("broadcast_tensors", lambda: (L([[0], [2]]), L([1, 4, 0]))),
+    getitem_case("numpy_array", lambda: (np.array([1, 0]), Ellipsis)),
+    getitem_case("mask", lambda: ember.tensor(MASK), shape=(4, 5)),
+    getitem_case("mask_dim1", lambda: (slice(None), ember.tensor(MASK[0])), shape=(3, 5)),
+    getitem_case("mask_and_slice", lambda: (ember.tensor(MASK[:, 0]), slice(1, 3)), shape=(4, 5)),
+    getitem_case("bool_true", lambda: (True, 1)),
+    getitem_case("bool_false", lambda: (slice(None), False)),
+    getitem_case("int_tensor_0d", lambda: (L(2), slice(0, 2))),
+    getitem_case("int_dtypes", lambda: (slice(None), 1, L([0, 3])), dtypes=(np.int64, np.bool_, np.float64)),
+]
+
+
+@parametrize_cases(CASES)
+def test_forward(case):
+    for shapes in case.shapes:
+        for dtype in case.dtypes:
+            check_forward(case, shapes, dtype)
+
+
+@parametrize_cases([c for c in CASES if c.grad])
+def test_gradcheck(case):
+    for shapes in case.shapes:
+        check_grad(case, shapes)
+
+
+@parametrize_cases([c for c in CASES if len(c.shapes[0]) == 1 and len(c.shapes[0][0]) >= 2 and c.shapes[0][0][-1] > 1])
+def test_noncontiguous(case):
+    shape = case.shapes[0][0]
+    base = random_array(shape, case.dtypes[0])
+    stored = make(np.ascontiguousarray(np.swapaxes(base, -1, -2))).transpose(-1, -2)
+    padded = np.zeros(shape[:-1] + (shape[-1] * 2,), dtype=base.dtype)
+    padded[..., 1::2] = base
+    sliced = make(padded)[..., 1::2]
+    for t in (stored, sliced):
+        assert not t.is_contiguous()
+        assert_close(case.ember_fn(t), case.numpy_fn(base), msg=case.name)
+    row = base[:1]
+    expanded = make(row).expand(*shape)
+    assert_close(case.ember_fn(expanded), case.numpy_fn(np.broadcast_to(row, shape).copy()), msg=case.name)
+
+
+def test_index_put_accumulate_and_noncontiguous_index():
+    x = np.zeros((3, 4))
+    idx = L([[0, 9], [2, 9], [0, 9], [0, 9]])[:, 0]  # non-contiguous
+    t = make(x)
+    t.index_put_((idx, L([1, 1, 3, 1])), ember.tensor(1.0, dtype=ember.float64), accumulate=True)
+    np.add.at(x, ([0, 2, 0, 0], [1, 1, 3, 1]), 1.0)
+    assert_close(t, np.broadcast_to(x, (3, 4)))
+    t2 = ember.index_put(make(np.zeros(5)), (L([4, 0]),), make(np.array([1.0, 2.0])))
+    assert t2.tolist() == [2.0, 0, 0, 0, 1.0]
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_gradcheck(accumulate):
+    x = make(random_array((4, 3), np.float64), requires_grad=True)
+    v = make(random_array((2, 1), np.float64), requires_grad=True)
+    rows = L([[0], [2]]) if not accumulate else L([[0], [0]])
+    fn = lambda x, v: ember.index_put(x, (rows, L([1, 2])), v, accumulate=accumulate)  # noqa: E731
+    assert ember.autograd.gradcheck(fn, [x, v])
+
+    def inplace(x, v):
+        y = x * 1.0
+        # (duplicates without accumulate have no defined winner, as in PyTorch)
+        y.index_put_((None, L([2, 0, 2] if accumulate else [2, 0])), v, accumulate=accumulate)
+        return y
+    assert ember.autograd.gradcheck(inplace, [x, make(random_array((4, 1), np.float64), requires_grad=True)])
+
+
+def test_one_hot():
+    x = L([[0, 2], [1, 0]])
+    assert_close(ember._C._one_hot(x), np.eye(3, dtype=np.int64)[x.numpy()])
+    assert ember._C._one_hot(x, 5).shape == (2, 2, 5)
+    assert ember._C._one_hot(x, num_classes=3).dtype == ember.int64
+    with pytest.raises(RuntimeError, match="one_hot"):
+        ember._C._one_hot(x, 2)
+    with pytest.raises(RuntimeError, match="one_hot"):
+        ember._C._one_hot(L([-1]))
+    with pytest.raises(RuntimeError, match="one_hot"):
+        ember._C._one_hot(ember.tensor([1.0]))
+
+
+def test_zero_dim_and_empty():
+    s = ember.tensor(3.0)
+    assert s.index_select(0, L([0])).tolist() == 3.0
+    assert s.gather(0, L(0)).tolist() == 3.0
+    assert s.scatter_add(0, L(0), ember.tensor(2.0)).tolist() == 5.0
+    assert s.masked_select(ember.tensor(True)).tolist() == [3.0]
+    assert ember.nonzero(s).shape == (1, 0)
+    assert [t.tolist() for t in ember.nonzero(s, as_tuple=True)] == [[0]]
+    assert ember.zeros(2)[ember.tensor(True)].shape == (1, 2)
+    assert ember.zeros(2)[False].shape == (0, 2)
+    assert ember.zeros(3, 2)[[]].shape == (0, 2)
+    assert ember.zeros(0, 2).gather(0, ember.zeros(0, 2, dtype=ember.int64)).shape == (0, 2)
+    assert ember.cat([ember.zeros(0), ember.zeros(0, dtype=ember.int64)]).shape == (0,)
+    x = ember.zeros(2)
+    x[True] = 1.0
+    x[L([])] = 5.0
+    assert x.tolist() == [1.0, 1.0]
+    with pytest.raises(IndexError, match="index_select"):
+        s.index_select(0, L([0, 0]))
+    with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 0"):
+        ember.zeros(0, 2)[L([0])]
+
+
+def test_nonzero_as_tuple():
+    a = np.array([[0, 1, 0], [2, 0, 3]])
+    rows, cols = ember.nonzero(ember.tensor(a), as_tuple=True)
+    assert rows.tolist() == [0, 1, 1] and cols.tolist() == [1, 0, 2]
+    assert ember.tensor(a).nonzero().shape == (3, 2)
+
+
+SETITEM_KEYS = [
+    ((1,), 3.5),
+    ((slice(None), slice(1, None, 2)), -1.0),
+    ((Ellipsis, 0), np.arange(5.0)),                    # broadcast over the leading dim
+    ((0,), np.ones((1, 5, 6))),                         # leading 1s are dropped
+    ((None, 1, slice(0, 2)), np.arange(6.0)),
+    ((L([0, 3]),), 7.0),
+    ((slice(None), L([4, 1]), L([0, 5])), np.arange(2.0)),
+    ((L([1, 2]), slice(1, 3), L([[5], [0]])), np.arange(4.0).reshape(2, 1, 2)),
+    (lambda: ember.tensor(np.arange(120).reshape(4, 5, 6) % 7 == 0), 0.0),
+    ((np.array([2, 0]), 1), np.arange(6.0)),
+    ((True, 0), 9.0),
+]
+
+
+@pytest.mark.parametrize("key, value", SETITEM_KEYS, ids=[str(i) for i in range(len(SETITEM_KEYS))])
+def test_setitem(key, value):
+    base = random_array((4, 5, 6), np.float64)
+    key = key() if callable(key) else key
+    expected = base.copy()
+    expected[key_np(key)] = value
+    t = make(base)
+    v0 = t._version
+    t[key] = make(np.asarray(value)) if isinstance(value, np.ndarray) else value
+    assert_close(t, expected)
+    assert t._version > v0
+    # Under autograd: a non-leaf takes the history of the assignment.
+    x = make(base, requires_grad=True)
+    if isinstance(value, np.ndarray):
+        v = make(value, requires_grad=True)
+        def fn(x, v):
+            y = x * 1.0
+            y[key] = v
+            return y * make(base)
+        assert ember.autograd.gradcheck(fn, [x, v])
+    else:
+        def fn(x):
+            y = x * 2.0
+            y[key] = value
+            return y
+        assert ember.autograd.gradcheck(fn, [x])
+
+
+def test_setitem_dtype_cast_and_scalars():
+    t = ember.zeros(2, 3, dtype=ember.int64)
+    t[0] = 2.7          # cast like copy_
+    t[1, 1:] = True
+    t[ember.tensor([1]), 0] = ember.tensor(5, dtype=ember.int32)
+    assert t.tolist() == [[2, 2, 2], [5, 1, 1]]
+    assert t.dtype == ember.int64
+
+
+def test_basic_indexing_returns_views():
+    x = ember.zeros(3, 4)
+    for key in [(1,), (slice(None), slice(1, 3)), (Ellipsis, None, 2), (-1, slice(None, None, 3)), (slice(None),),
+                (Ellipsis,)]:
+        view = x[key]
+        v0 = x._version
+        view.fill_(float(len(key)))
+        assert x._version == v0 + 1 and view._version == x._version
+    assert x[Ellipsis].data_ptr() == x.data_ptr()
+    y = ember.zeros(3, 4)
+    y[1][2] = 5.0  # assignment through a view reaches the base
+    assert y.tolist()[1] == [0.0, 0.0, 5.0, 0.0]
+    z = ember.zeros(3)
+    copy = z[[0, 1]]  # advanced indexing copies
+    copy.fill_(1.0)
+    assert z.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_pytorch_int_and_tensor_placement():
+    # PyTorch applies ints before tensors: x[0, :, idx] has the index dims last.
+    x = ember.zeros(2, 3, 4)
+    assert x[0, :, L([0, 1])].shape == (3, 2)
+    assert x[L([0, 1]), :, 0].shape == (2, 3)
+    assert x[None, L([1]), None].shape == (1, 1, 1, 3, 4)
+    assert x[..., L([[1, 2, 3]])].shape == (2, 3, 1, 3)
+
+
+def test_index_grads_accumulate_duplicates():
+    x = ember.ones(3, dtype=ember.float64, requires_grad=True)
+    x[L([0, 0, 2, 0])].sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 1.0]
+    w = ember.ones(4, 2, dtype=ember.float64, requires_grad=True)
+    w.index_select(0, L([1, 1, 3])).sum().backward()
+    assert w.grad.tolist() == [[0, 0], [2, 2], [0, 0], [1, 1]]
+
+
+def test_inplace_forms():
+    x = make(np.zeros((3, 4)))
+    x.scatter_(0, L(SCATTER_IDX), make(np.ones((2, 3))))
+    x.scatter_add_(1, L([[0], [0], [3]]), make(np.full((3, 1), 2.0)))
+    x.index_add_(0, L([2]), make(np.ones((1, 4))), alpha=-1)
+    x.scatter_(1, L([[1]]), value=9.0)
+    expected = np_scatter(np.zeros((3, 4)), 0, SCATTER_IDX, np.ones((2, 3)))
+    expected = np_scatter(expected, 1, np.array([[0], [0], [3]]), np.full((3, 1), 2.0), add=True)
+    expected[2] -= 1
+    expected[0, 1] = 9.0
+    assert_close(x, expected)
+    leaf = ember.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.scatter_(0, L([0]), value=1.0)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf[0] = 1.0
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf[L([0])] = 1.0
+    with ember.no_grad():
+        leaf[1] = 2.0
+    assert leaf.tolist() == [0.0, 2.0, 0.0]
+
+
+def test_setitem_on_view_under_grad_is_refused_cleanly():
+    a = ember.ones(2, 3, requires_grad=True)
+    y = a * 1
+    row = y[0]
+    with pytest.raises(NotImplementedError, match="setitem"):
+        row[1] = 5.0
+    assert y.tolist() == [[1.0] * 3] * 2  # nothing written
+
+
+def test_setitem_records_history_on_nonleaf():
+    a = ember.ones(4, dtype=ember.float64, requires_grad=True)
+    v = ember.tensor([5.0, 6.0], dtype=ember.float64, requires_grad=True)
+    y = a * 3
+    y[1:3] = v
+    y[L([0])] = 0.0
+    assert y.requires_grad and y.grad_fn is not None
+    (y * ember.tensor([1.0, 2.0, 3.0, 4.0], dtype=ember.float64)).sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0, 12.0]
+    assert v.grad.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("fn, exc, match", [
+    (lambda: ember.zeros(3)[3], IndexError, "index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda: ember.zeros(3, 2)[:, -3], IndexError, "out of bounds for dimension 1 with size 2"),
+    (lambda: ember.zeros(3)[L([0, 5])], IndexError, "index: index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda: ember.zeros(3)[L([-4])], IndexError, "index -4 is out of bounds"),
+    (lambda: ember.zeros(3)[0, 0], IndexError, "too many indices"),
+    (lambda: ember.zeros(3)[..., ...], IndexError, "ellipsis"),
+    (lambda: ember.zeros(3)[::-1], ValueError, "step must be greater than zero"),
+    (lambda: ember.zeros(3)[::0], ValueError, "step cannot be zero"),
+    (lambda: ember.zeros(3)[1.5], IndexError, "only integers, slices"),
+    (lambda: ember.zeros(3)[ember.tensor([0.0])], IndexError, "tensors used as indices must be long, int, byte or bool"),
+    (lambda: ember.zeros(3, 2)[ember.tensor([True, False])], IndexError, "shape of the mask"),
+    (lambda: ember.zeros(3, 2)[L([0, 1]), L([0, 1, 1])], IndexError, "shape mismatch"),
+    (lambda: ember.zeros(3).index_select(0, L([3])), IndexError, "index_select: index 3 is out of bounds"),
+    (lambda: ember.zeros(3).index_select(0, L([[0]])), IndexError, "index_select"),
+    (lambda: ember.zeros(3).index_select(0, ember.tensor([0.0])), RuntimeError, "index_select"),
+    (lambda: ember.zeros(3, 2).gather(1, L([[2]])), IndexError, "gather: index 2 is out of bounds for dimension 1"),
+    (lambda: ember.zeros(3, 2).gather(1, L([[-1]])), IndexError, "gather"),
+    (lambda: ember.zeros(3, 2).gather(1, ember.tensor([[0]], dtype=ember.int32)), RuntimeError, "gather.*int64"),
+    (lambda: ember.zeros(3, 2).gather(1, L([0])), RuntimeError, "gather.*same number of dimensions"),
+    (lambda: ember.zeros(3, 2).scatter(0, L([[3]]), ember.ones(1, 1)), IndexError, "scatter: index 3"),
+    (lambda: ember.zeros(3, 2).scatter(0, L([[0]]), ember.ones(1, 1, dtype=ember.float64)), RuntimeError, "scatter"),
+    (lambda: ember.zeros(3, 2).scatter_add(0, L([[0, 1]]), ember.ones(1, 1)), RuntimeError, "scatter_add"),
+    (lambda: ember.zeros(3, 2).scatter(0, L([[0]]), ember.ones(3)), RuntimeError, "scatter: index tensor must have"),
+    (lambda: ember.zeros(3, 2).index_add(0, L([5]), ember.ones(1, 2)), IndexError, "index_add: index 5"),
+    (lambda: ember.zeros(3, 2).index_add(0, L([0, 1]), ember.ones(1, 2)), RuntimeError, "index_add: number of indices"),
+    (lambda: ember.zeros(3, 2).take_along_dim(ember.tensor([[0]], dtype=ember.int32), 1), RuntimeError,
+     "take_along_dim: dtype of indices"),
+    (lambda: ember.zeros(3).masked_select(ember.tensor([1, 0, 1])), RuntimeError, "masked_select"),
+    (lambda: ember.zeros(3).index_put_((L([0]),), ember.ones(2)), RuntimeError, "shape mismatch"),
+])
+def test_errors(fn, exc, match):
+    with pytest.raises(exc, match=match):
+        fn()
+
+
+def test_setitem_errors():
+    x = ember.zeros(3, 2)
+    with pytest.raises(RuntimeError):
+        x[0] = ember.ones(3)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[L([7])] = 1.0
+    with pytest.raises(IndexError):
+        x[5] = 1.0
+    assert x.tolist() == [[0.0, 0.0]] * 3  # nothing was written

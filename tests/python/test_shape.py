@@ -1,0 +1,210 @@
+"""Shape family: views (narrow, select, slice, split, chunk, unbind, unflatten)
+and copies (cat, stack, flip, roll, repeat, tril, triu) against numpy, on
+non-contiguous inputs, under gradcheck, and their errors."""
+import numpy as np
+import pytest
+
+import ember
+from harness import OpCase, assert_close, check_forward, check_grad, make, parametrize_cases, random_array
+
+ALL_DTYPES = (np.float32, np.float64, np.int64, np.int32, np.bool_)
+
+
+def pieces(parts):
+    """Joins split pieces so that their order and sizes matter."""
+    return ember.cat([p.reshape(-1) * (i + 1) for i, p in enumerate(parts)])
+
+
+def np_pieces(parts):
+    return np.concatenate([p.reshape(-1) * (i + 1) for i, p in enumerate(parts)])
+
+
+def np_tri(a, k, lower):
+    rows, cols = a.shape[-2:]
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    keep = (j - i <= k) if lower else (j - i >= k)
+    return np.where(keep, a, np.zeros_like(a))
+
+
+CASES = [
+    OpCase("narrow", lambda a: a.narrow(1, 1, 2), lambda a: a[:, 1:3], [[(3, 4)], [(2, 3, 5)]],
+           dtypes=ALL_DTYPES),
+    OpCase("narrow_neg", lambda a: ember.narrow(a, -1, -3, 2), lambda a: a[..., -3:-1], [[(3, 4)], [(4,)]]),
+    OpCase("select", lambda a: a.select(1, 2), lambda a: a[:, 2], [[(3, 4)], [(2, 3, 5)]], dtypes=ALL_DTYPES),
+    OpCase("select_neg", lambda a: ember.select(a, -1, -1), lambda a: a[..., -1], [[(3, 4)], [(5,)]]),
+    OpCase("slice_step", lambda a: a[1:, ::2], lambda a: a[1:, ::2], [[(3, 4)], [(4, 5, 2)]], dtypes=ALL_DTYPES),
+    OpCase("slice_clamp", lambda a: a[-10:10, 1:-1:3], lambda a: a[-10:10, 1:-1:3], [[(3, 7)]]),
+    OpCase("slice_empty", lambda a: a[3:1], lambda a: a[3:1], [[(4, 2)]]),
+    OpCase("unflatten", lambda a: a.unflatten(1, (2, -1)), lambda a: a.reshape(a.shape[0], 2, -1, *a.shape[2:]),
+           [[(3, 4)], [(2, 6, 1)]]),
+    OpCase("split_int", lambda a: pieces(a.split(2, 1)), lambda a: np_pieces(np.split(a, range(2, a.shape[1], 2), 1)),
+           [[(3, 5)], [(2, 4, 3)]]),
+    OpCase("split_sizes", lambda a: pieces(ember.split(a, [1, 0, 3], -1)),
+           lambda a: np_pieces(np.split(a, [1, 1], -1)), [[(3, 4)], [(4,)]]),
+    OpCase("chunk", lambda a: pieces(a.chunk(3, 0)), lambda a: np_pieces(np.split(a, range(2, a.shape[0], 2), 0)),
+           [[(5, 2)], [(6,)]]),
+    OpCase("unbind", lambda a: pieces(a.unbind(-1)), lambda a: np_pieces([a[..., i] for i in range(a.shape[-1])]),
+           [[(3, 4)], [(2, 2, 3)]]),
+    OpCase("cat0", lambda a, b: ember.cat([a, b]), lambda a, b: np.concatenate([a, b]),
+           [[(2, 3), (4, 3)], [(1,), (3,)]], dtypes=ALL_DTYPES),
+    OpCase("cat_neg", lambda a, b, c: ember.cat((a, b, c), -1), lambda a, b, c: np.concatenate([a, b, c], -1),
+           [[(2, 3), (2, 1), (2, 0)], [(2, 2, 1), (2, 2, 3), (2, 2, 2)]]),
+    OpCase("cat_skips_empty_1d", lambda a, b: ember.cat([a, ember.zeros(0, dtype=a.dtype), b], 1),
+           lambda a, b: np.concatenate([a, b], 1), [[(2, 3), (2, 2)]]),
+    OpCase("stack", lambda a, b: ember.stack([a, b]), lambda a, b: np.stack([a, b]), [[(2, 3), (2, 3)], [(1,), (1,)]],
+           dtypes=ALL_DTYPES),
+    OpCase("stack_neg", lambda a, b: ember.stack([a, b, a], -1), lambda a, b: np.stack([a, b, a], -1),
+           [[(2, 3), (2, 3)], [(4,), (4,)]]),
+    OpCase("flip", lambda a: a.flip(0), lambda a: np.flip(a, 0), [[(3, 4)], [(5,)]], dtypes=ALL_DTYPES),
+    OpCase("flip_many", lambda a: ember.flip(a, (-1, 0)), lambda a: np.flip(a, (-1, 0)), [[(3, 4)], [(2, 3, 4)]]),
+    OpCase("roll", lambda a: a.roll(1, 0), lambda a: np.roll(a, 1, 0), [[(3, 4)], [(5,)]], dtypes=ALL_DTYPES),
+    OpCase("roll_many", lambda a: ember.roll(a, (-1, 5), (1, -1)), lambda a: np.roll(a, (-1, 5), (1, -1)),
+           [[(3, 4)], [(2, 3, 4)]]),
+    OpCase("roll_flat", lambda a: a.roll(2), lambda a: np.roll(a, 2), [[(3, 4)], [(5,)]]),
+    OpCase("repeat", lambda a: a.repeat(2, 3), lambda a: np.tile(a, (2, 3)), [[(3, 4)], [(2,)]],
+           dtypes=ALL_DTYPES),
+    OpCase("repeat_more", lambda a: a.repeat(2, 1, 3, 0) if a.ndim <= 4 else a,
+           lambda a: np.tile(a, (2, 1, 3, 0)), [[(2, 3)], [(1, 2, 3)]]),
+    OpCase("tril", lambda a: a.tril(), lambda a: np_tri(a, 0, True), [[(3, 4)], [(2, 4, 3)]], dtypes=ALL_DTYPES),
+    OpCase("tril_k", lambda a: ember.tril(a, -1), lambda a: np_tri(a, -1, True), [[(3, 4)], [(4, 4)]]),
+    OpCase("triu", lambda a: a.triu(), lambda a: np_tri(a, 0, False), [[(3, 4)], [(2, 4, 3)]], dtypes=ALL_DTYPES),
+    OpCase("triu_k", lambda a: ember.triu(a, diagonal=2), lambda a: np_tri(a, 2, False), [[(3, 5)], [(2, 1, 4)]]),
+]
+
+
+@parametrize_cases(CASES)
+def test_forward(case):
+    for shapes in case.shapes:
+        for dtype in case.dtypes:
+            check_forward(case, shapes, dtype)
+
+
+@parametrize_cases([c for c in CASES if c.grad])
+def test_gradcheck(case):
+    for shapes in case.shapes:
+        check_grad(case, shapes)
+
+
+def layouts(array):
+    """(name, tensor) pairs with array's values: contiguous, transposed, sliced, expanded."""
+    out = [("contiguous", make(array))]
+    if array.ndim >= 2:
+        out.append(("transposed", make(np.ascontiguousarray(np.swapaxes(array, -1, -2))).transpose(-1, -2)))
+    padded = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), dtype=array.dtype)
+    padded[..., ::2] = array
+    out.append(("sliced", make(padded)[..., ::2]))
+    row = array[:1]
+    out.append(("expanded", make(row).expand(*array.shape)))
+    return out
+
+
+@parametrize_cases([c for c in CASES if len(c.shapes[0]) == 1])
+def test_noncontiguous(case):
+    shape = case.shapes[0][0]
+    base = random_array(shape, case.dtypes[0])
+    for name, t in layouts(base):
+        expected = base if name != "expanded" else np.broadcast_to(base[:1], shape)
+        if name != "contiguous":
+            assert not t.is_contiguous() or name == "expanded" and shape[0] == 1, name
+        assert_close(case.ember_fn(t), case.numpy_fn(np.ascontiguousarray(expected)), msg=f"{case.name} {name}")
+
+
+def test_cat_noncontiguous_and_promotion():
+    a = random_array((3, 4))
+    ta = make(a.T.copy()).t()
+    b = random_array((3, 2)).astype(np.float64)
+    tb = make(b)
+    out = ember.cat([ta, tb, make(np.arange(3, dtype=np.int64).reshape(3, 1))], 1)
+    assert out.dtype == ember.float64
+    assert_close(out, np.concatenate([a, b, np.arange(3).reshape(3, 1)], 1), rtol=1e-6)
+    assert ember.cat([ember.tensor([1, 2]), ember.tensor([True])]).dtype == ember.int64
+    assert ember.cat([ember.zeros(0), ember.zeros(0)]).shape == (0,)
+
+
+def test_views_share_memory_and_version():
+    x = ember.zeros(3, 4)
+    for view in (x.narrow(1, 1, 2), x.select(0, 1), x[1:, ::2], x.split(2, 1)[1], x.chunk(2)[0], x.unbind(1)[3],
+                 x.unflatten(1, (2, 2))):
+        v0 = x._version
+        view.fill_(7.0)
+        assert x._version == v0 + 1 and view._version == x._version
+    expected = np.zeros((3, 4))
+    expected[:, 1:3] = 7
+    expected[1] = 7
+    expected[1:, ::2] = 7
+    expected[:, 2:] = 7
+    expected[:2] = 7
+    expected[:, 3] = 7
+    expected[:] = 7
+    assert_close(x, expected)
+    y = ember.zeros(2, 3)
+    s = y[:, 1]
+    s.add_(ember.ones(2))
+    assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+def test_copies_do_not_alias():
+    x = ember.ones(2, 3)
+    for out in (ember.cat([x]), x.flip(0), x.roll(1), x.repeat(1, 1), x.tril(), ember.stack([x])):
+        out.fill_(0.0)
+    assert x.tolist() == [[1.0] * 3] * 2
+
+
+def test_zero_dim_inputs():
+    # (the harness's make() turns 0-d arrays into 1-d ones, so 0-d is tested here)
+    a, b = ember.tensor(1.5), ember.tensor(2.5)
+    assert ember.stack([a, b]).tolist() == [1.5, 2.5]
+    assert a.repeat(2, 2).tolist() == [[1.5, 1.5], [1.5, 1.5]]
+    assert a.flip(0).tolist() == 1.5 and a.roll(3).tolist() == 1.5
+
+
+def test_split_shapes():
+    x = ember.zeros(5, 2)
+    assert [p.shape for p in x.split(2)] == [(2, 2), (2, 2), (1, 2)]
+    assert [p.shape for p in x.chunk(2)] == [(3, 2), (2, 2)]
+    assert [p.shape for p in x.chunk(6)] == [(1, 2)] * 5
+    assert [p.shape for p in ember.split(x, [5, 0])] == [(5, 2), (0, 2)]
+    assert isinstance(x.split(2), tuple) and len(x.unbind(1)) == 2
+
+
+def test_cat_grad_flows_to_skipped_empty():
+    a = ember.ones(2, 2, dtype=ember.float64, requires_grad=True)
+    e = ember.zeros(0, dtype=ember.float64, requires_grad=True)
+    (ember.cat([a, e]) * 2).sum().backward()
+    assert a.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert e.grad.shape == (0,)
+
+
+def test_getitem_view_grad():
+    x = make(random_array((4, 5), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: t[1:3, ::2].select(1, -1) * t[0, 1], [x])
+    assert ember.autograd.gradcheck(lambda t: ember.stack([t[0], t[-1].flip(0)], 1).tril(), [x])
+
+
+@pytest.mark.parametrize("fn, exc, match", [
+    (lambda: ember.cat([ember.zeros(2, 3), ember.zeros(2, 4)]), RuntimeError,
+     r"cat: sizes of tensors must match except in dimension 0.*\[2, 3\] and \[2, 4\]"),
+    (lambda: ember.cat([ember.zeros(2, 3), ember.zeros(3)]), RuntimeError, r"cat: tensors must have same number"),
+    (lambda: ember.cat([]), RuntimeError, "cat: expected a non-empty"),
+    (lambda: ember.cat([ember.tensor(1.0)]), RuntimeError, "cat: zero-dimensional"),
+    (lambda: ember.cat([ember.zeros(2)], 1), IndexError, "cat"),
+    (lambda: ember.cat(ember.zeros(2)), TypeError, "cat"),
+    (lambda: ember.stack([ember.zeros(2, 3), ember.zeros(3)]), RuntimeError,
+     r"stack: expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3\] at entry 1"),
+    (lambda: ember.zeros(3).narrow(0, 2, 2), RuntimeError, r"narrow: start \(2\) \+ length \(2\) exceeds"),
+    (lambda: ember.zeros(3).narrow(0, 4, 0), IndexError, "narrow: start out of range"),
+    (lambda: ember.zeros(3).select(0, 3), IndexError, "select: index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda: ember.zeros(3).select(1, 0), IndexError, "select"),
+    (lambda: ember.tensor(1.0).select(0, 0), IndexError, "select"),
+    (lambda: ember.zeros(5).split([2, 2]), RuntimeError, "split.*sum exactly to 5"),
+    (lambda: ember.zeros(5).chunk(0), RuntimeError, "chunk"),
+    (lambda: ember.zeros(3).flip(0, 0), RuntimeError, "flip: dim 0 appears multiple times"),
+    (lambda: ember.zeros(3).roll((1, 2), 0), RuntimeError, "roll: shifts and dimensions must align"),
+    (lambda: ember.zeros(2, 3).repeat(2), RuntimeError, "repeat"),
+    (lambda: ember.zeros(3).tril(), RuntimeError, "tril: input tensor must have at least 2 dimensions"),
+    (lambda: ember.zeros(2, 6).unflatten(1, (4, -1)), RuntimeError, "unflatten"),
+])
+def test_errors(fn, exc, match):
+    with pytest.raises(exc, match=match):
+        fn()
