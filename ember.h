@@ -10,6 +10,7 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/matmul.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/scalar.h>
