@@ -5,7 +5,7 @@ import numpy as np
 
 import ember
 
-from bench.timing import median_seconds, optional_torch, ratio
+from bench.timing import interleaved_medians, optional_torch, ratio
 
 CHAIN = 100
 
@@ -20,12 +20,13 @@ def run(repeats=50):
     torch = optional_torch()
     us = lambda s: round(s / CHAIN * 1e6, 3)  # noqa: E731
     eu, nu = ember.ones(16), np.ones(16, dtype=np.float32)
-    out = {"workload": "overhead", "device": "cpu", "unit": "us/op",
-           "ember": us(median_seconds(lambda: _chain(eu), repeats, warmup=5)),
-           "numpy": us(median_seconds(lambda: _chain(nu), repeats, warmup=5))}
+    fns = {"ember": lambda: _chain(eu), "numpy": lambda: _chain(nu)}
     if torch is not None:
         tu = torch.ones(16)
-        out["torch"] = us(median_seconds(lambda: _chain(tu), repeats, warmup=5))
+        fns["torch"] = lambda: _chain(tu)
+    seconds = interleaved_medians(fns, repeats, warmup=5)
+    out = {"workload": "overhead", "device": "cpu", "unit": "us/op"}
+    out.update({name: us(s) for name, s in seconds.items()})
     out["ember/numpy"] = ratio(out["ember"], out["numpy"])
     out["ember/torch"] = ratio(out["ember"], out.get("torch"))
     return out

@@ -3,17 +3,23 @@ import statistics
 import time
 
 
-def median_seconds(fn, repeats=7, warmup=2, inner=1):
-    """Median wall time of one call of fn: `repeats` samples of `inner` calls each."""
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
+def interleaved_medians(fns, repeats=7, warmup=2, inner=1, settle=0.0):
+    """Median seconds per call of each fn in the dict `fns`, timed in rounds
+    (one sample of each per round) so that all see the same machine load.
+    `settle` seconds of sleep between samples let other thread pools go idle."""
+    for fn in fns.values():
+        for _ in range(warmup):
             fn()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+    samples = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            if settle:
+                time.sleep(settle)
+            start = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            samples[name].append((time.perf_counter() - start) / inner)
+    return {name: statistics.median(s) for name, s in samples.items()}
 
 
 def ratio(a, b):
