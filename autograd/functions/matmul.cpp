@@ -29,7 +29,14 @@ Vjp matmul_backward() {
       if (a_vec) ga = squeeze(ga, -2);
     }
     if (need[1]) {
-      gb = matmul(mT(A), G);
+      if (B.dim() == 2 && A.dim() > 2) {
+        // One matrix shared by the batch (a Linear layer's weight): fold the
+        // batch into the inner dim, one gemm instead of a gemm per entry and a sum.
+        const int64_t K = A.size(A.dim() - 1), N = G.size(G.dim() - 1);
+        gb = matmul(mT(reshape(A, {-1, K})), reshape(G, {-1, N}));
+      } else {
+        gb = matmul(mT(A), G);
+      }
       if (b_vec) gb = squeeze(gb, -1);
     }
     return TensorList{ga, gb};
