@@ -3,8 +3,9 @@
 // integer types use a straightforward loop (PyTorch supports them, BLAS does not).
 #include <ember/core/cpu/matmul.h>
 
+#include <algorithm>
 #include <climits>
-#include <cstring>
+#include <vector>
 
 #include <ember/core/cpu/blas.h>
 #include <ember/core/cpu/copy.h>
