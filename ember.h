@@ -11,6 +11,7 @@
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
+#include <ember/core/ops/matmul.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>

@@ -1,5 +1,7 @@
 #include <ember/core/cpu/parallel.h>
 
+#include <ember/core/cpu/blas.h>
+
 namespace ember::cpu {
 
 namespace {
@@ -15,6 +17,10 @@ int get_num_threads() {
 #endif
 }
 
-void set_num_threads(int n) { g_threads = n > 0 ? n : 1; }
+// One setting for both pools: ember's OpenMP loops and the BLAS's own threads.
+void set_num_threads(int n) {
+  g_threads = n > 0 ? n : 1;
+  blas::set_num_threads(g_threads);
+}
 
 }  // namespace ember::cpu

@@ -1,8 +1,43 @@
-// Bindings of the matmul family.
+// Bindings of the matmul family, the @ operator, and the CPU thread count
+// (which covers the BLAS's threads as well as ember's own loops).
 #include "bind.h"
+
+#include <ember/core/cpu/matmul.h>
+#include <ember/core/cpu/parallel.h>
 
 namespace ember::python {
 
-void init_matmul(py::module_& m) {}
+void init_matmul(py::module_& m) {
+  auto& cls = tensor_class();
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("input"), py::arg("other"));
+  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("input"), py::arg("mat2"));
+  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("input"), py::arg("mat2"));
+  m.def("mv", [](const Tensor& a, const Tensor& v) { return mv(a, v); }, py::arg("input"), py::arg("vec"));
+  m.def("dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("input"), py::arg("other"));
+  m.def("outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, py::arg("input"), py::arg("vec2"));
+  m.attr("ger") = m.attr("outer");
+  m.def("addmm", [](const Tensor& input, const Tensor& m1, const Tensor& m2, py::object beta, py::object alpha) {
+    return addmm(input, m1, m2, to_scalar(beta, "addmm"), to_scalar(alpha, "addmm"));
+  }, py::arg("input"), py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+
+  cls.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::arg("other"))
+      .def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, py::arg("mat2"))
+      .def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, py::arg("mat2"))
+      .def("mv", [](const Tensor& a, const Tensor& v) { return mv(a, v); }, py::arg("vec"))
+      .def("dot", [](const Tensor& a, const Tensor& b) { return dot(a, b); }, py::arg("other"))
+      .def("outer", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, py::arg("vec2"))
+      .def("addmm", [](const Tensor& input, const Tensor& m1, const Tensor& m2, py::object beta, py::object alpha) {
+        return addmm(input, m1, m2, to_scalar(beta, "addmm"), to_scalar(alpha, "addmm"));
+      }, py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1)
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator())
+      .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, py::is_operator());
+
+  m.def("set_num_threads", [](int n) {
+    if (n <= 0) throw Error(str("set_num_threads: expected a positive number of threads, got ", n));
+    cpu::set_num_threads(n);
+  }, py::arg("int"));
+  m.def("get_num_threads", [] { return cpu::get_num_threads(); });
+  m.def("_blas_info", [] { return cpu::blas_info(); });
+}
 
 }  // namespace ember::python

@@ -1,0 +1,35 @@
+"""Timing helpers: medians of repeats after warm-up, since the machines are noisy."""
+import statistics
+import time
+
+
+def interleaved_medians(fns, repeats=7, warmup=2, inner=1, settle=0.0):
+    """Median seconds per call of each fn in the dict `fns`, timed in rounds
+    (one sample of each per round) so that all see the same machine load.
+    `settle` seconds of sleep between samples let other thread pools go idle."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            if settle:
+                time.sleep(settle)
+            start = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            samples[name].append((time.perf_counter() - start) / inner)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def ratio(a, b):
+    """a / b rounded for the report, or None when either figure is missing."""
+    return round(a / b, 3) if a and b else None
+
+
+def optional_torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
