@@ -1,0 +1,35 @@
+// CPU kernels of the random family. Each fills a contiguous tensor from a
+// reserved PhiloxStream; element i takes its words from counter blocks fixed
+// by i alone (see words_per_element), so threads do not change the result.
+#pragma once
+#include <cstdint>
+
+#include <ember/core/generator.h>
+#include <ember/core/tensor.h>
+
+namespace ember::cpu {
+
+// Counter blocks a draw of n elements needs when each takes `words` 32-bit
+// words (1 or 2; normals pair up elements but use the same count).
+inline uint64_t blocks_for(int64_t n, int words) {
+  return (static_cast<uint64_t>(n) * words + 3) / 4;
+}
+// Words per element: float64 takes 53-bit uniforms from two words.
+inline int uniform_words(DType t) { return t == DType::Float64 ? 2 : 1; }
+inline int randint_words(uint64_t range) { return range > 0xFFFFFFFFull ? 2 : 1; }
+
+// All `out` tensors below are contiguous.
+void uniform(Tensor& out, double from, double to, const PhiloxStream& s);
+void normal(Tensor& out, double mean, double std, const PhiloxStream& s);
+// low + (word % range); range == 0 means the full 2^64 range.
+void randint(Tensor& out, int64_t low, uint64_t range, const PhiloxStream& s);
+// out[i] = u_i < p[i] (p contiguous float64 of out's numel), or u_i < p.
+void bernoulli(Tensor& out, const Tensor& p, const PhiloxStream& s);
+void bernoulli(Tensor& out, double p, const PhiloxStream& s);
+void exponential(Tensor& out, double lambd, const PhiloxStream& s);
+// Fisher-Yates shuffle of 0..n-1 (two words per step).
+void randperm(Tensor& out, const PhiloxStream& s);
+// probs: contiguous float64 [rows, categories]; out: int64 [rows, num_samples].
+void multinomial(Tensor& out, const Tensor& probs, bool replacement, const PhiloxStream& s);
+
+}  // namespace ember::cpu
