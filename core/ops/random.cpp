@@ -12,6 +12,7 @@
 #include <ember/core/cpu/random.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 
@@ -24,12 +25,6 @@ Generator pick_generator(const OptGenerator& gen, Device device, const char* op)
   EMBER_CHECK(gen->device().type == device.type, Error, op, ": expected a generator on ", device.str(),
               " (the tensor's device), got one on ", gen->device().str());
   return *gen;
-}
-
-void check_shape(const Shape& shape, const char* op) {
-  for (auto s : shape) {
-    EMBER_CHECK(s >= 0, Error, op, ": trying to create tensor with negative dimension ", s, ": ", shape_str(shape));
-  }
 }
 
 void check_floating(DType dtype, const char* op) {
@@ -154,21 +149,21 @@ Tensor& Tensor::bernoulli_(double p) { return ember::bernoulli_(*this, p); }
 // ---- sampling functions
 
 Tensor rand(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
-  check_shape(shape, "rand");
+  check_size_nonnegative(shape, "rand");
   check_floating(dtype, "rand");
   Tensor t = empty(shape, dtype, device);
   return uniform_(t, 0.0, 1.0, std::move(gen));
 }
 
 Tensor randn(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
-  check_shape(shape, "randn");
+  check_size_nonnegative(shape, "randn");
   check_floating(dtype, "randn");
   Tensor t = empty(shape, dtype, device);
   return normal_(t, 0.0, 1.0, std::move(gen));
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device, OptGenerator gen) {
-  check_shape(shape, "randint");
+  check_size_nonnegative(shape, "randint");
   EMBER_CHECK(low < high, Error, "randint: expects 'low' to be less than 'high', but got low=", low,
               " >= high=", high);
   Tensor t = empty(shape, dtype, device);
@@ -200,7 +195,7 @@ Tensor randint_like(const Tensor& t, int64_t low, int64_t high, std::optional<DT
 }
 
 Tensor normal(double mean, double std, const Shape& shape, DType dtype, Device device, OptGenerator gen) {
-  check_shape(shape, "normal");
+  check_size_nonnegative(shape, "normal");
   check_floating(dtype, "normal");
   EMBER_CHECK(std >= 0.0, Error, "normal: expects std >= 0.0, but found std ", std);
   Tensor t = empty(shape, dtype, device);
