@@ -54,6 +54,31 @@ Tensor& fill_random(Tensor& self, const char* op, const OptGenerator& gen, uint6
   return self;
 }
 
+// Largest and smallest integers the dtype holds exactly (floats: 2^digits).
+std::pair<int64_t, int64_t> exact_int_range(DType t) {
+  switch (t) {
+    case DType::Bool: return {0, 1};
+    case DType::UInt8: return {0, 255};
+    case DType::Int8: return {-128, 127};
+    case DType::Int32: return {INT32_MIN, INT32_MAX};
+    case DType::Int64: return {INT64_MIN, INT64_MAX};
+    case DType::Float16: return {-(int64_t{1} << 11), int64_t{1} << 11};
+    case DType::BFloat16: return {-(int64_t{1} << 8), int64_t{1} << 8};
+    case DType::Float32: return {-(int64_t{1} << 24), int64_t{1} << 24};
+    case DType::Float64: return {-(int64_t{1} << 53), int64_t{1} << 53};
+  }
+  return {0, 0};
+}
+
+// [from, to) must be non-empty and inside the dtype's exact integers.
+void check_int_range(const char* op, DType dtype, int64_t from, int64_t to) {
+  EMBER_CHECK(from < to, Error, op, ": expects 'from' (low) to be less than 'to' (high), but got from=", from,
+              " >= to=", to);
+  const auto [lo, hi] = exact_int_range(dtype);
+  EMBER_CHECK(from >= lo && to - 1 <= hi, Error, op, ": range [", from, ", ", to, ") is out of bounds for dtype ",
+              dtype_name(dtype), " (values ", lo, " to ", hi, ")");
+}
+
 Tensor contiguous_float64(const Tensor& t) {
   NoGradGuard no_grad;
   return t.detach().to(DType::Float64).contiguous();
@@ -116,25 +141,13 @@ Tensor& exponential_(Tensor& self, double lambd, OptGenerator gen) {
 Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, OptGenerator gen) {
   uint64_t range;  // 0 stands for 2^64
   if (to) {
-    EMBER_CHECK(from < *to, Error, "random_: expects 'from' to be less than 'to', but got from=", from,
-                " >= to=", *to);
+    check_int_range("random_", self.dtype(), from, *to);
     range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
   } else {
     // Up to the largest integer the dtype holds exactly, inclusive.
-    uint64_t top = 0;
-    switch (self.dtype()) {
-      case DType::Bool: top = 1; break;
-      case DType::UInt8: top = 255; break;
-      case DType::Int8: top = 127; break;
-      case DType::Int32: top = 2147483647ull; break;
-      case DType::Int64: top = 9223372036854775807ull; break;
-      case DType::Float16: top = 1ull << 11; break;
-      case DType::BFloat16: top = 1ull << 8; break;
-      case DType::Float32: top = 1ull << 24; break;
-      case DType::Float64: top = 1ull << 53; break;
-    }
-    EMBER_CHECK(static_cast<uint64_t>(from) <= top, Error, "random_: from=", from, " is above the largest value (",
-                top, ") of ", dtype_name(self.dtype()));
+    const uint64_t top = static_cast<uint64_t>(exact_int_range(self.dtype()).second);
+    EMBER_CHECK(from >= 0 && static_cast<uint64_t>(from) <= top, Error, "random_: from=", from,
+                " is outside [0, ", top, "], the integers ", dtype_name(self.dtype()), " holds exactly");
     range = top - static_cast<uint64_t>(from) + 1;
   }
   const int words = range == 0 ? 2 : cpu::randint_words(range);
@@ -164,8 +177,7 @@ Tensor randn(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device, OptGenerator gen) {
   check_size_nonnegative(shape, "randint");
-  EMBER_CHECK(low < high, Error, "randint: expects 'low' to be less than 'high', but got low=", low,
-              " >= high=", high);
+  check_int_range("randint", dtype, low, high);
   Tensor t = empty(shape, dtype, device);
   return random_(t, low, high, std::move(gen));
 }

@@ -51,16 +51,21 @@ void init_factory(py::module_& m) {
 
   m.def("arange", [](py::object a, py::object b, py::object step, py::object dtype, py::object device,
                      bool requires_grad) {
+    // arange(end), arange(start, end[, step]) or keywords, start defaulting to 0.
+    EMBER_CHECK(!(a.is_none() && b.is_none()), TypeError, "arange: missing the 'end' argument");
     Scalar start = 0, end;
     if (b.is_none()) {
       end = to_scalar(a, "arange");
+    } else if (a.is_none()) {
+      end = to_scalar(b, "arange");
     } else {
       start = to_scalar(a, "arange");
       end = to_scalar(b, "arange");
     }
     return finish(arange(start, end, to_scalar(step, "arange"), to_optional_dtype(dtype), to_device(device)),
                   requires_grad);
-  }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
+  }, py::arg("start") = py::none(), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
+     py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
   m.def("linspace", [](py::object start, py::object end, int64_t steps, py::object dtype, py::object device,
                        bool requires_grad) {

@@ -104,19 +104,13 @@ def test_arange(args, kwargs, expected, dtype):
 def test_arange_length_like_torch():
     assert ember.arange(0, 1, 0.1).shape == (10,)
     assert ember.arange(1, 1.3, 0.1).shape == (4,)  # ceil(3.0000000000000004), as torch
-    assert ember.arange(end=4).tolist() == [0, 1, 2, 3] if _accepts_end_keyword() else True
+    assert ember.arange(end=4).tolist() == [0, 1, 2, 3]
+    assert ember.arange(1, 4, step=2).tolist() == [1, 3]
+    assert ember.arange(start=1, end=3).tolist() == [1, 2]
     big = ember.arange(2**60, 2**60 + 3)
     assert big.tolist() == [2**60, 2**60 + 1, 2**60 + 2]  # exact integers
     assert ember.arange(5, requires_grad=False).dtype == ember.int64
     assert ember.arange(5.0, requires_grad=True).requires_grad
-
-
-def _accepts_end_keyword():
-    try:
-        ember.arange(end=1)
-        return True
-    except TypeError:
-        return False
 
 
 @pytest.mark.parametrize("start, end, steps, dtype", [
@@ -174,5 +168,7 @@ def test_type_errors():
         ember.zeros(2.5)
     with pytest.raises(TypeError, match="full"):
         ember.full((2,), "x")
+    with pytest.raises(TypeError, match="arange"):
+        ember.arange()
     with pytest.raises(RuntimeError, match="floating point"):
         ember.zeros(2, dtype=ember.int64, requires_grad=True)

@@ -327,3 +327,13 @@ def test_errors():
         ember.zeros(2, dtype=ember.int64).uniform_()
     with pytest.raises(TypeError, match="generator"):
         ember.rand(2, generator=3)
+
+
+def test_randint_range_must_fit_dtype():
+    assert ember.randint(0, 256, (100,), dtype=ember.uint8).numpy().max() <= 255
+    with pytest.raises(RuntimeError, match="randint.*uint8"):
+        ember.randint(0, 300, (3,), dtype=ember.uint8)
+    with pytest.raises(RuntimeError, match="randint.*int8"):
+        ember.randint(-200, 0, (3,), dtype=ember.int8)
+    with pytest.raises(RuntimeError, match="random_"):
+        ember.zeros(3, dtype=ember.bool).random_(0, 3)
