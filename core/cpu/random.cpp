@@ -81,18 +81,29 @@ void uniform(Tensor& out, double from, double to, const PhiloxStream& s) {
 void normal(Tensor& out, double mean, double std, const PhiloxStream& s) {
   by_float_dtype(out, "normal_", [&](auto tag) {
     using T = typename decltype(tag)::type;
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // compute type
     T* p = out.data<T>();
+    const int64_t n = out.numel();
     const int words = uniform_words(out.dtype());
-    // Box-Muller on pairs (2k, 2k+1): both take the pair's 2 * words words, so
-    // element i reads from the start of its pair.
-    for_each_element(out.numel(), words, s, [&](int64_t i, const uint32_t* w) {
-      const uint32_t* pw = (i & 1) ? w - words : w;
-      const double u1 = words == 2 ? unit53(pw[0], pw[1]) : unit24(pw[0]);
-      const double u2 = words == 2 ? unit53(pw[2], pw[3]) : unit24(pw[1]);
-      const double r = std::sqrt(-2.0 * std::log(1.0 - u1));  // 1 - u1 is in (0, 1]
-      const double theta = 2.0 * M_PI * u2;
-      const double z = (i & 1) ? r * std::sin(theta) : r * std::cos(theta);
-      p[i] = store_float<T>(mean + std * z);
+    const int pairs_per_block = words == 1 ? 2 : 1;
+    // Box-Muller on pairs (2k, 2k+1): pair k takes words [2k * words, 2(k+1) * words)
+    // and gives r cos(theta) to element 2k and r sin(theta) to element 2k + 1.
+    const int64_t nblocks = static_cast<int64_t>(blocks_for(n + (n & 1), words));
+    parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        const auto w = s.block(static_cast<uint64_t>(j));
+        for (int q = 0; q < pairs_per_block; ++q) {
+          const int64_t i = 2 * (j * pairs_per_block + q);
+          if (i >= n) break;
+          const uint32_t* pw = w.data() + q * 2 * words;
+          const C u1 = static_cast<C>(words == 2 ? unit53(pw[0], pw[1]) : unit24(pw[0]));
+          const C u2 = static_cast<C>(words == 2 ? unit53(pw[2], pw[3]) : unit24(pw[1]));
+          const C r = std::sqrt(C(-2) * std::log(C(1) - u1));  // 1 - u1 is in (0, 1]
+          const C theta = C(2 * M_PI) * u2;
+          p[i] = store_float<T>(mean + std * static_cast<double>(r * std::cos(theta)));
+          if (i + 1 < n) p[i + 1] = store_float<T>(mean + std * static_cast<double>(r * std::sin(theta)));
+        }
+      }
     });
   });
 }
