@@ -88,6 +88,8 @@ void Generator::set_state(const Tensor& state) {
 
 namespace {
 std::mutex g_defaults_mutex;
+// The seed of the last manual_seed(), for default generators created later.
+uint64_t g_global_seed = kDefaultSeed;
 // Keyed by (type, index); the map's nodes never move, so references stay valid.
 std::map<std::pair<int, int>, Generator>& defaults() {
   static auto* m = new std::map<std::pair<int, int>, Generator>();
@@ -99,7 +101,10 @@ Generator& default_generator(Device device) {
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
   const auto key = std::make_pair(static_cast<int>(device.type), device.index);
   auto it = defaults().find(key);
-  if (it == defaults().end()) it = defaults().emplace(key, Generator(device)).first;
+  if (it == defaults().end()) {
+    it = defaults().emplace(key, Generator(device)).first;
+    it->second.manual_seed(g_global_seed);
+  }
   return it->second;
 }
 
@@ -107,6 +112,7 @@ Generator& manual_seed(uint64_t seed) {
   Generator& cpu = default_generator(kCPU);
   cpu.manual_seed(seed);
   std::lock_guard<std::mutex> lock(g_defaults_mutex);
+  g_global_seed = seed;
   for (auto& kv : defaults()) kv.second.manual_seed(seed);
   return cpu;
 }

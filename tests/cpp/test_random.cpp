@@ -45,3 +45,11 @@ TEST_CASE("random draws are reproducible and in range", "[random]") {
   leaf.requires_grad_(true);
   CHECK_THROWS_AS(leaf.uniform_(), Error);
 }
+
+TEST_CASE("manual_seed reaches default generators created later", "[random]") {
+  manual_seed(77);
+  CHECK(default_generator(kCPU).initial_seed() == 77);
+  CHECK(default_generator(Device(DeviceType::CUDA, 5)).initial_seed() == 77);  // state only, no GPU needed
+  manual_seed(78);
+  CHECK(default_generator(Device(DeviceType::CUDA, 5)).initial_seed() == 78);
+}
