@@ -3,7 +3,6 @@
 #include <ember/core/ops/random.h>
 
 #include <cmath>
-#include <limits>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
@@ -38,6 +37,11 @@ template <class Kernel>
 Tensor& fill_random(Tensor& self, const char* op, const OptGenerator& gen, uint64_t blocks, Kernel kernel) {
   autograd::check_inplace(self, op);
   EMBER_CHECK(self.device().is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, op, ": unsupported operation: more than one ",
+                "element of the written-to tensor (shape ", self.shape_str(), ") refers to a single memory location; ",
+                "call .clone() first");
+  }
   Generator g = pick_generator(gen, self.device(), op);
   if (self.numel() > 0) {
     const PhiloxStream s = g.reserve(blocks);

@@ -337,3 +337,9 @@ def test_randint_range_must_fit_dtype():
         ember.randint(-200, 0, (3,), dtype=ember.int8)
     with pytest.raises(RuntimeError, match="random_"):
         ember.zeros(3, dtype=ember.bool).random_(0, 3)
+
+
+def test_inplace_on_expanded_tensor_raises():
+    x = ember.zeros(1, 3).expand(4, 3)
+    with pytest.raises(RuntimeError, match="normal_.*single memory location"):
+        x.normal_()
