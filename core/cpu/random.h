@@ -1,6 +1,15 @@
 // CPU kernels of the random family. Each fills a contiguous tensor from a
 // reserved PhiloxStream; element i takes its words from counter blocks fixed
-// by i alone (see words_per_element), so threads do not change the result.
+// by i alone, so threads do not change the result. The stream layout a CUDA
+// kernel must follow to reproduce these numbers (word w = block(w / 4)[w % 4]):
+//   uniform, exponential, randint/random_: element i uses words [i*k, (i+1)*k);
+//     k = 2 for float64 (53 bits: (w0 << 32 | w1) >> 11) and for integer
+//     ranges above 2^32 (w0 << 32 | w1), else k = 1 (float: w0 >> 8, 24 bits).
+//   normal: pair p = (2p, 2p+1) uses words [2p*k, 2(p+1)*k) as u1, u2;
+//     element 2p = r cos(2 pi u2), 2p+1 = r sin(2 pi u2), r = sqrt(-2 log(1 - u1)).
+//   bernoulli: element i uses word i, u = w * 2^-32, value = u < p.
+//   randperm: Fisher-Yates step s uses words 2s, 2s+1; multinomial: draw d
+//     uses words 2d, 2d+1 (see the kernel for which draw is which).
 #pragma once
 #include <cstdint>
 
