@@ -56,6 +56,12 @@ def default_printoptions():
     (lambda: E.ones(2, requires_grad=True) * 2, "tensor([2., 2.], grad_fn=<MulBackward0>)"),
     (lambda: E.ones(2, dtype=E.float64, requires_grad=True) + 1,
      "tensor([2., 2.], dtype=ember.float64, grad_fn=<AddBackward0>)"),
+    (lambda: E.tensor([-1e-5, 1.0]), "tensor([-1.0000e-05,  1.0000e+00])"),
+    (lambda: E.tensor([[1e-5, 1.0], [2.0, 3.0]]), "tensor([[1.0000e-05, 1.0000e+00],\n        [2.0000e+00, 3.0000e+00]])"),
+    (lambda: E.tensor([100.0, 2000.0]), "tensor([ 100., 2000.])"),
+    (lambda: E.tensor([1.0, 2.0], dtype=E.bfloat16), "tensor([1., 2.], dtype=ember.bfloat16)"),
+    (lambda: E.tensor([2**62, -1]), "tensor([4611686018427387904,                  -1])"),
+    (lambda: E.zeros(0, requires_grad=True), "tensor([], requires_grad=True)"),
     (lambda: E.tensor([[1, 2], [3, 4]]).t(), "tensor([[1, 3],\n        [2, 4]])"),
     (lambda: E.tensor([[1, 2]]).expand(3, 2), "tensor([[1, 2],\n        [1, 2],\n        [1, 2]])"),
 ], ids=lambda v: v if isinstance(v, str) else "")
