@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include <ember/autograd/functions/random.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
@@ -230,10 +231,20 @@ Tensor normal(const Tensor& mean, const Tensor& std, OptGenerator gen) {
   }
   const Shape shape = broadcast_shapes(mean.shape(), std.shape(), "normal");
   const DType dtype = result_type(mean, std);
-  NoGradGuard no_grad;
-  Tensor z = empty(shape, dtype, dev);
-  normal_(z, 0.0, 1.0, std::move(gen));
-  return add(mul(z, std.detach()), mean.detach());
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    Tensor z = empty(shape, dtype, dev);
+    normal_(z, 0.0, 1.0, std::move(gen));
+    out = add(mul(z, std.detach()), mean.detach());
+  }
+  if (autograd::any_requires_grad({mean, std})) {
+    // torch's overload numbering: 1 (Tensor, float), 2 (float, Tensor), 3 (Tensor, Tensor).
+    const bool wm = mean.impl()->wrapped_number, ws = std.impl()->wrapped_number;
+    const char* name = ws ? "NormalBackward1" : wm ? "NormalBackward2" : "NormalBackward3";
+    autograd::record(name, {mean, std}, {out}, {}, autograd::functions::zero_backward());
+  }
+  return out;
 }
 
 Tensor normal(const Tensor& mean, double std, OptGenerator gen) {
@@ -248,8 +259,14 @@ Tensor bernoulli(const Tensor& p, OptGenerator gen) {
   EMBER_CHECK(p.defined() && is_floating(p.dtype()), Error, "bernoulli: expected a floating point tensor of ",
               "probabilities, got ", p.defined() ? dtype_name(p.dtype()) : "an undefined tensor");
   Tensor out = empty(p.shape(), p.dtype(), p.device());
-  NoGradGuard no_grad;
-  return bernoulli_(out, p, std::move(gen));
+  {
+    NoGradGuard no_grad;
+    bernoulli_(out, p, std::move(gen));
+  }
+  if (autograd::any_requires_grad({p})) {
+    autograd::record("BernoulliBackward0", {p}, {out}, {}, autograd::functions::zero_backward());
+  }
+  return out;
 }
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, OptGenerator gen) {

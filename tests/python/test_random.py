@@ -343,3 +343,21 @@ def test_inplace_on_expanded_tensor_raises():
     x = ember.zeros(1, 3).expand(4, 3)
     with pytest.raises(RuntimeError, match="normal_.*single memory location"):
         x.normal_()
+
+
+def test_normal_and_bernoulli_have_zero_gradients_like_torch():
+    mean = ember.zeros(3, requires_grad=True)
+    std = ember.ones(3, requires_grad=True)
+    out = ember.normal(mean, std)
+    assert out.requires_grad and out.grad_fn.name() == "NormalBackward3"
+    out.sum().backward()
+    assert mean.grad.tolist() == [0.0, 0.0, 0.0] and std.grad.tolist() == [0.0, 0.0, 0.0]
+    assert ember.normal(mean, 2.0).grad_fn.name() == "NormalBackward1"
+    assert ember.normal(1.0, std).grad_fn.name() == "NormalBackward2"
+    p = ember.full((4,), 0.5, requires_grad=True)
+    b = ember.bernoulli(p)
+    assert b.grad_fn.name() == "BernoulliBackward0"
+    b.sum().backward()
+    assert p.grad.tolist() == [0.0] * 4
+    with ember.no_grad():
+        assert not ember.normal(mean, std).requires_grad
