@@ -36,7 +36,12 @@ void linspace(Tensor& t, double start, double end) {
     T* p = t.data<T>();
     const int64_t n = t.numel();
     if (n == 0) return;
-    const S s = static_cast<S>(start), e = static_cast<S>(end);
+    // torch converts the bounds to the output type first (integers truncate).
+    const auto bound = [](double v) {
+      if constexpr (std::is_integral_v<T>) return static_cast<S>(static_cast<T>(v));
+      else return static_cast<S>(v);
+    };
+    const S s = bound(start), e = bound(end);
     const S step = n > 1 ? (e - s) / static_cast<S>(n - 1) : S(0);
     const int64_t half = n / 2;
     for (int64_t i = 0; i < n; ++i) {

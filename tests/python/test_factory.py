@@ -133,6 +133,18 @@ def test_linspace(start, end, steps, dtype):
 
 def test_linspace_int_matches_torch():
     assert ember.linspace(0, 10, 5, dtype=ember.int64).tolist() == [0, 2, 5, 7, 10]
+    # bounds are truncated to the integer type before stepping
+    assert ember.linspace(0.5, 10.7, 5, dtype=ember.int64).tolist() == [0, 2, 5, 7, 10]
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16, ember.uint8, ember.int8, ember.int32])
+def test_creation_in_other_dtypes(dtype):
+    assert ember.zeros(2, 3, dtype=dtype).float().tolist() == [[0.0] * 3] * 2
+    assert ember.ones(4, dtype=dtype).float().tolist() == [1.0] * 4
+    assert ember.full((2,), 3, dtype=dtype).float().tolist() == [3.0, 3.0]
+    assert ember.arange(4, dtype=dtype).float().tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert ember.linspace(0, 6, 4, dtype=dtype).float().tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert ember.eye(2, dtype=dtype).float().tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
 
 def test_eye():
