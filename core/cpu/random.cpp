@@ -38,8 +38,7 @@ void for_each_element(int64_t n, int words, const PhiloxStream& s, F f) {
   });
 }
 
-// Stores v into element type T; float results are kept below `below` when the
-// rounding to T would reach it (uniform's open upper end).
+// v rounded to the floating element type T (half types through float).
 template <class T>
 inline T store_float(double v) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(v));
