@@ -7,11 +7,13 @@
 #include <ember/core/device.h>
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
+#include <ember/core/generator.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/matmul.h>
+#include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>

@@ -7,10 +7,26 @@
 
 namespace ember {
 
-Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
-Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+void check_size_nonnegative(const Shape& shape, const char* op) {
+  for (auto s : shape) {
+    EMBER_CHECK(s >= 0, Error, op, ": trying to create tensor with negative dimension ", s, ": ", shape_str(shape));
+  }
+}
+
+namespace {
+Tensor filled(const Shape& shape, const Scalar& value, DType dtype, Device device, const char* op) {
+  check_size_nonnegative(shape, op);
+  Tensor t = empty(shape, dtype, device);
+  t.fill_(value);
+  return t;
+}
+}  // namespace
+
+Tensor zeros(const Shape& shape, DType dtype, Device device) { return filled(shape, 0, dtype, device, "zeros"); }
+Tensor ones(const Shape& shape, DType dtype, Device device) { return filled(shape, 1, dtype, device, "ones"); }
 
 Tensor full(const Shape& shape, const Scalar& value, std::optional<DType> dtype, Device device) {
+  check_size_nonnegative(shape, "full");
   Tensor t = empty(shape, dtype.value_or(value.default_dtype()), device);
   t.fill_(value);
   return t;
@@ -32,32 +48,44 @@ Tensor full_like(const Tensor& t, const Scalar& value, std::optional<DType> dtyp
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<DType> dtype,
               Device device) {
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  EMBER_CHECK(st != 0, ValueError, "arange: step must be nonzero");
-  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "arange: unsupported range: ", s, " -> ", e);
-  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError,
+  EMBER_CHECK(st != 0, Error, "arange: step must be nonzero");
+  EMBER_CHECK(std::isfinite(s) && std::isfinite(e), Error, "arange: unsupported range: ", s, " -> ", e);
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), Error,
               "arange: upper bound and larger bound inconsistent with step sign (start ", s, ", end ", e,
               ", step ", st, ")");
   const bool all_int = !start.is_floating() && !end.is_floating() && !step.is_floating();
   const DType dt = dtype.value_or(all_int ? DType::Int64 : default_float_dtype());
-  const int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  const bool exact = all_int && !is_floating(dt);
+  double size = std::ceil((e - s) / st);
+  if (exact) {  // integer ceil division, exact beyond 2^53
+    const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
+    size = static_cast<double>((ie - is + ist - (ist > 0 ? 1 : -1)) / ist);
+  }
+  EMBER_CHECK(size < 9.2e18, Error, "arange: invalid size, possible overflow (start ", s, ", end ", e, ", step ",
+              st, ")");
+  const int64_t n = static_cast<int64_t>(size);
   EMBER_CHECK(device.is_cpu(), NotImplementedError, "arange: only the CPU is supported in this build");
   Tensor t = empty({n}, dt, device);
-  cpu::arange(t, s, st);
+  if (exact) {
+    cpu::arange_int(t, start.to_int(), step.to_int());  // exact beyond 2^53
+  } else {
+    cpu::arange(t, s, st);
+  }
   return t;
 }
 
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype, Device device) {
-  EMBER_CHECK(steps >= 0, ValueError, "linspace: number of steps must be non-negative, got ", steps);
+  EMBER_CHECK(steps >= 0, Error, "linspace: number of steps must be non-negative, got ", steps);
   EMBER_CHECK(device.is_cpu(), NotImplementedError, "linspace: only the CPU is supported in this build");
   Tensor t = empty({steps}, dtype.value_or(default_float_dtype()), device);
-  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  cpu::linspace(t, start, end, step);
+  cpu::linspace(t, start, end);
   return t;
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
   const int64_t cols = m.value_or(n);
-  EMBER_CHECK(n >= 0 && cols >= 0, ValueError, "eye: n and m must be non-negative, got ", n, " and ", cols);
+  EMBER_CHECK(n >= 0, Error, "eye: n must be greater or equal to 0, got ", n);
+  EMBER_CHECK(cols >= 0, Error, "eye: m must be greater or equal to 0, got ", cols);
   Tensor t = zeros({n, cols}, dtype, device);
   // The diagonal is a strided view with step cols + 1.
   const int64_t k = std::min(n, cols);

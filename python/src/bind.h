@@ -59,6 +59,7 @@ void init_matmul(py::module_& m);
 void init_shape(py::module_& m);
 void init_index(py::module_& m);
 void init_random(py::module_& m);
+void init_print(py::module_& m);
 void init_cuda(py::module_& m);
 
 }  // namespace ember::python

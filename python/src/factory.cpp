@@ -13,7 +13,10 @@ Tensor finish(Tensor t, bool requires_grad) {
 void init_factory(py::module_& m) {
   auto sized = [&m](const char* name, auto make) {
     m.def(name, [make, name](py::args args, py::object size, py::object dtype, py::object device, bool requires_grad) {
+      EMBER_CHECK(size.is_none() != (args.size() == 0), TypeError, name,
+                  size.is_none() ? ": missing the size argument" : ": size given both positionally and as a keyword");
       Shape shape = size.is_none() ? shape_from_args(args, name) : to_int_list(size, name);
+      check_size_nonnegative(shape, name);
       return finish(make(shape, to_optional_dtype(dtype).value_or(default_float_dtype()), to_device(device)),
                     requires_grad);
     }, py::kw_only(), py::arg("size") = py::none(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
@@ -48,20 +51,27 @@ void init_factory(py::module_& m) {
 
   m.def("arange", [](py::object a, py::object b, py::object step, py::object dtype, py::object device,
                      bool requires_grad) {
+    // arange(end), arange(start, end[, step]) or keywords, start defaulting to 0.
+    EMBER_CHECK(!(a.is_none() && b.is_none()), TypeError, "arange: missing the 'end' argument");
     Scalar start = 0, end;
     if (b.is_none()) {
       end = to_scalar(a, "arange");
+    } else if (a.is_none()) {
+      end = to_scalar(b, "arange");
     } else {
       start = to_scalar(a, "arange");
       end = to_scalar(b, "arange");
     }
     return finish(arange(start, end, to_scalar(step, "arange"), to_optional_dtype(dtype), to_device(device)),
                   requires_grad);
-  }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
+  }, py::arg("start") = py::none(), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
+     py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
-  m.def("linspace", [](double start, double end, int64_t steps, py::object dtype, py::object device,
+  m.def("linspace", [](py::object start, py::object end, int64_t steps, py::object dtype, py::object device,
                        bool requires_grad) {
-    return finish(linspace(start, end, steps, to_optional_dtype(dtype), to_device(device)), requires_grad);
+    return finish(linspace(to_scalar(start, "linspace").to_double(), to_scalar(end, "linspace").to_double(), steps,
+                           to_optional_dtype(dtype), to_device(device)),
+                  requires_grad);
   }, py::arg("start"), py::arg("end"), py::arg("steps"), py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
   m.def("eye", [](int64_t n, std::optional<int64_t> mcols, py::object dtype, py::object device, bool requires_grad) {

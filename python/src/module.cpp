@@ -33,6 +33,7 @@ PYBIND11_MODULE(_C, m) {
   init_shape(m);
   init_index(m);
   init_random(m);
+  init_print(m);
   init_cuda(m);
 }
 
