@@ -38,7 +38,11 @@ class Storage {
   std::shared_ptr<StorageImpl> impl_;
 };
 
-// The CPU allocator: 64-byte aligned so kernels can use aligned vector loads.
+// The CPU allocator: 64-byte aligned so kernels can use aligned vector loads;
+// blocks of 1 MiB and more come from a bounded cache (EMBER_CPU_CACHE_MB,
+// default 512) of huge-page-backed blocks.
 std::shared_ptr<void> cpu_allocate(size_t nbytes);
+// Returns the cached CPU blocks to the system.
+void cpu_empty_cache();
 
 }  // namespace ember

@@ -29,12 +29,15 @@ void copy(Tensor& dst, const Tensor& src) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size());
     return;
   }
-  TensorIterator iter({dst, src});
   dispatch(dst.dtype(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;
     dispatch(src.dtype(), "copy_", [&](auto stag) {
       using S = typename decltype(stag)::type;
-      map<D, S>(iter, [](S v) { return convert<D>(v); });
+      if (dst.numel() == 1) {  // scalars (casts of Python numbers): skip the iterator
+        *dst.data<D>() = convert<D>(*src.data<S>());
+        return;
+      }
+      map<D, S>(TensorIterator({dst, src}), [](S v) { return convert<D>(v); });
     });
   });
 }

@@ -8,8 +8,11 @@ void fill(Tensor& t, const Scalar& value) {
   dispatch(t.dtype(), "fill_", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();
-    TensorIterator iter({t});
-    map<T>(iter, [v]() { return v; });
+    if (t.numel() == 1) {  // scalar tensors: skip the iterator
+      *t.data<T>() = v;
+      return;
+    }
+    map<T>(TensorIterator({t}), [v]() { return v; });
   });
 }
 

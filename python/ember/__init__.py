@@ -1,6 +1,10 @@
 """ember: a deep-learning framework in the shape of PyTorch, with a C++ core."""
 import os as _os
 
+# OpenMP threads that spin after each parallel op starve BLAS threads and
+# other processes on small machines; wait passively unless the user chose.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 def _preload_blas():
     # libember may link PyPI's OpenBLAS (scipy-openblas32); load it first so

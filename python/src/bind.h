@@ -11,6 +11,20 @@
 
 namespace py = pybind11;
 
+// Undefined tensors (no .grad yet, unused inputs of autograd.grad) reach
+// Python as None, as in torch. Every binding file includes this header, so
+// all of them see the same caster.
+namespace pybind11::detail {
+template <>
+struct type_caster<ember::Tensor> : type_caster_base<ember::Tensor> {
+  template <class T>
+  static handle cast(T&& t, return_value_policy policy, handle parent) {
+    if (!t.defined()) return none().release();
+    return type_caster_base<ember::Tensor>::cast(std::forward<T>(t), policy, parent);
+  }
+};
+}  // namespace pybind11::detail
+
 namespace ember::python {
 
 // The Python type name of obj, for error messages.

@@ -62,26 +62,18 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6, msg=""):
 
 def layouts(array):
     """(name, ember tensor) pairs holding `array` as contiguous, transposed,
-    sliced and expanded (broadcast) tensors."""
+    sliced and (when its rows are equal) expanded tensors."""
     out = [("contiguous", make(array))]
     if array.ndim >= 2:
         # Stored transposed, viewed back: same values, swapped strides.
-        t = make(np.ascontiguousarray(np.swapaxes(array, -1, -2))).transpose(-1, -2)
-        out.append(("transposed", t))
+        out.append(("transposed", make(np.ascontiguousarray(np.swapaxes(array, -1, -2))).transpose(-1, -2)))
     if array.ndim >= 1:
         padded = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), dtype=array.dtype)
         padded[..., ::2] = array
-        out.append(("sliced", make(padded)[..., ::2] if _has_getitem() else None))
-        if array.shape[0] == 1 or array.ndim == 1:
-            pass
-    first = array.reshape((1,) + array.shape[1:]) if array.ndim >= 1 and array.shape[0] >= 1 else None
-    if first is not None and array.ndim >= 1 and np.all(array == array[:1]):
-        out.append(("expanded", make(first).expand(*array.shape)))
-    return [(n, t) for n, t in out if t is not None]
-
-
-def _has_getitem():
-    return hasattr(ember.Tensor, "__getitem__")
+        out.append(("sliced", make(padded)[..., ::2]))
+        if array.shape[0] > 1 and np.all(array == array[:1]):
+            out.append(("expanded", make(array[:1]).expand(*array.shape)))
+    return out
 
 
 def expanded_array(shape, dtype=np.float32, domain=None):
