@@ -6,6 +6,7 @@
 
 #include <ember/autograd/functions/unary.h>
 #include <ember/autograd/grad_mode.h>
+#include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/unary.h>
@@ -71,8 +72,18 @@ Tensor compute(const Tensor& x, DType dtype, Kernel kernel) {
   return work == dtype ? out : out.to(dtype);
 }
 
+// Marks `out` as requiring grad before record() saves it. record() builds its
+// SavedTensors before it marks the outputs, so a saved output would otherwise
+// be unpacked without its grad_fn and double backward would miss that path.
+// (Reordering record() in autograd/node.cpp makes this unnecessary.)
+const Tensor& output_to_save(const Tensor& out) {
+  autograd::meta(out).requires_grad = true;
+  return out;
+}
+
 void record(const Spec& s, const Tensor& x, const Tensor& out) {
   if (!autograd::any_requires_grad({x})) return;
+  if (s.save == Save::Output) output_to_save(out);
   const TensorList saved = s.save == Save::Input ? TensorList{x} : s.save == Save::Output ? TensorList{out} : TensorList{};
   autograd::record(s.node, {x}, {out}, saved, s.backward());
 }
@@ -143,9 +154,12 @@ Tensor& take_over(Tensor& self, const Tensor& result, const char* name) {
 
 // Writes an op into self. Without autograd the kernel writes straight into
 // self (no temporary: the optimizer's fast path); under autograd the op runs
-// out of place through `functional` and self takes over the result's history.
+// out of place through `functional(src)` and self takes over the result's
+// history; src is a copy of self when the op's backward saves its input
+// (writing self would otherwise invalidate what was saved).
 template <class Kernel, class Functional>
-Tensor& inplace(Tensor& self, const char* name, DType result, Kernel kernel, Functional functional) {
+Tensor& inplace(Tensor& self, const char* name, DType result, Kernel kernel, Functional functional,
+                bool saves_input = true) {
   check_writable(name, self);
   autograd::check_inplace(self, name);
   check_castable(name, result, self.dtype());
@@ -159,7 +173,7 @@ Tensor& inplace(Tensor& self, const char* name, DType result, Kernel kernel, Fun
     self.bump_version();
     return self;
   }
-  return take_over(self, functional(), name);
+  return take_over(self, functional(saves_input ? self.clone() : self), name);
 }
 
 // In-place ops with tensor operands: `result` was computed out of place
@@ -178,7 +192,7 @@ Tensor& run_inplace(Tensor& self, const Spec& s, const char* name) {
   check_input(name, self);
   const DType dt = result_dtype(s, self.dtype());
   return inplace(self, name, dt, [&](Tensor& o, const Tensor& in) { cpu::unary(s.op, o, in); },
-                 [&] { return run(s, self); });
+                 [&](const Tensor& src) { return run(s, src); }, s.save == Save::Input);
 }
 
 std::optional<double> as_double(const std::optional<Scalar>& s) {
@@ -218,7 +232,7 @@ Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node)
     if (work != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({base, exponent})) {
-    autograd::record(node, {base, exponent}, {out}, {base, exponent, out}, functions::pow_backward());
+    autograd::record(node, {base, exponent}, {out}, {base, exponent, output_to_save(out)}, functions::pow_backward());
   }
   return out;
 }
@@ -277,7 +291,7 @@ Tensor round(const Tensor& x, int64_t decimals) {
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   check_input("gelu", x);
-  EMBER_CHECK(approximate == "none" || approximate == "tanh", ValueError,
+  EMBER_CHECK(approximate == "none" || approximate == "tanh", Error,
               "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
   EMBER_CHECK(is_floating(x.dtype()), Error, "gelu: expected a floating point tensor, got ", dtype_name(x.dtype()));
   const bool use_tanh = approximate == "tanh";
@@ -457,26 +471,28 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   check_input("clamp_", *this);
   const DType dt = clamp_dtype(*this, min, max);
   return inplace(*this, "clamp_", dt, [&](Tensor& o, const Tensor& in) { cpu::clamp(o, in, min, max); },
-                 [&] { return ember::clamp(*this, min, max); });
+                 [&](const Tensor& src) { return ember::clamp(src, min, max); });
 }
 
 Tensor& Tensor::pow_(const Scalar& exponent) {
   check_input("pow_", *this);
   const DType dt = pow_scalar_dtype(*this, exponent);
   return inplace(*this, "pow_", dt, [&](Tensor& o, const Tensor& in) { cpu::pow_scalar(o, in, exponent); },
-                 [&] { return ember::pow(*this, exponent); });
+                 [&](const Tensor& src) { return ember::pow(src, exponent); });
 }
 
 Tensor& Tensor::pow_(const Tensor& exponent) {
   check_writable("pow_", *this);
   autograd::check_inplace(*this, "pow_");
-  return assign(*this, ember::pow(*this, exponent), "pow_");
+  const Tensor src = autograd::any_requires_grad({*this, exponent}) ? clone() : *this;  // pow saves its base
+  return assign(*this, ember::pow(src, exponent), "pow_");
 }
 
 Tensor& Tensor::clamp_(const Tensor& min, const Tensor& max) {
   check_writable("clamp_", *this);
   autograd::check_inplace(*this, "clamp_");
-  return assign(*this, ember::clamp(*this, min, max), "clamp_");
+  const Tensor src = autograd::any_requires_grad({*this, min, max}) ? clone() : *this;  // clamp saves x
+  return assign(*this, ember::clamp(src, min, max), "clamp_");
 }
 
 Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
@@ -489,7 +505,7 @@ Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> pos
   const auto [hi, lo] = finite_range(dtype());
   const double n = nan.value_or(0.0), p = posinf.value_or(hi), m = neginf.value_or(lo);
   return inplace(*this, "nan_to_num_", dtype(), [&](Tensor& o, const Tensor& in) { cpu::nan_to_num(o, in, n, p, m); },
-                 [&] { return ember::nan_to_num(*this, nan, posinf, neginf); });
+                 [&](const Tensor& src) { return ember::nan_to_num(src, nan, posinf, neginf); });
 }
 
 }  // namespace ember
