@@ -1,11 +1,21 @@
 // CPU kernels for unary elementwise ops: one scalar functor per op, run by
-// cpu::map, whose contiguous loop the compiler vectorizes.
+// cpu::map, whose contiguous loop the compiler vectorizes. float32 exp-based
+// ops use core/cpu/fast_math.h, which vectorizes where libm calls do not.
+
+// Without FP-exception semantics GCC may if-convert the comparisons in
+// fast_math.h and vectorize; ember never reads the FP exception flags. Must
+// come before any include so every function in this file shares the options.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #include <ember/core/cpu/unary.h>
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include <ember/core/cpu/fast_math.h>
 #include <ember/core/cpu/loops.h>
 
 namespace ember::cpu {
@@ -39,9 +49,30 @@ bool common_op(UnaryOp op, const TensorIterator& it) {
   }
 }
 
+// float32 ops with vectorizable implementations; false when op has none.
+bool fast_float_op(UnaryOp op, const TensorIterator& it) {
+  switch (op) {
+    case UnaryOp::Exp: map<float, float>(it, [](float x) { return fast::exp(x); }); return true;
+    case UnaryOp::Expm1: map<float, float>(it, [](float x) { return fast::expm1(x); }); return true;
+    case UnaryOp::Tanh: map<float, float>(it, [](float x) { return fast::tanh(x); }); return true;
+    case UnaryOp::Sigmoid: map<float, float>(it, [](float x) { return fast::sigmoid(x); }); return true;
+    case UnaryOp::Silu: map<float, float>(it, [](float x) { return x * fast::sigmoid(x); }); return true;
+    case UnaryOp::GeluTanh:
+      map<float, float>(it, [](float x) {
+        const float inner = static_cast<float>(kSqrt2OverPi) * (x + 0.044715f * x * x * x);
+        return 0.5f * x * (1.0f + fast::tanh(inner));
+      });
+      return true;
+    default: return false;
+  }
+}
+
 template <class T>
 void floating_op(UnaryOp op, const TensorIterator& it) {
   if (common_op<T>(op, it)) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (fast_float_op(op, it)) return;
+  }
   switch (op) {
     case UnaryOp::Floor: return map<T, T>(it, [](T x) { return std::floor(x); });
     case UnaryOp::Ceil: return map<T, T>(it, [](T x) { return std::ceil(x); });

@@ -220,6 +220,29 @@ def test_special_values():
     assert ember.sigmoid(ember.tensor([-1000.0, 1000.0])).tolist() == [0.0, 1.0]
 
 
+@pytest.mark.parametrize("name,ref", [
+    ("exp", np.exp), ("expm1", np.expm1), ("tanh", np.tanh), ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+    ("silu", lambda v: v / (1 + np.exp(-v))),
+])
+def test_float32_kernels_accuracy_over_the_whole_range(name, ref):
+    # float32 exp-family kernels have their own vectorized code: compare with
+    # float64 numpy rounded to float32, from underflow to overflow.
+    x = np.concatenate([np.linspace(-110, 95, 20001), [0.0, -0.0, 1e-30, -1e-30, 1e-6, -3e-4]]).astype(np.float32)
+    fn = getattr(nn, name) if name == "silu" else getattr(ember, name)
+    got = to_np(fn(ember.tensor(x))).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64)).astype(np.float32).astype(np.float64)
+    normal = np.isfinite(want) & (np.abs(want) > 1.2e-38)
+    if name == "silu":  # x * sigmoid(x) underflows below -87, as in PyTorch
+        normal &= x > -87
+    np.testing.assert_allclose(got[normal], want[normal], rtol=5e-7, atol=0)
+    assert np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    special = np.array([np.nan, np.inf, -np.inf], dtype=np.float32)
+    with np.errstate(all="ignore"):
+        assert_close(fn(ember.tensor(special)), ref(special.astype(np.float64)).astype(np.float32))
+    assert np.signbit(to_np(fn(ember.tensor([-0.0])))[0]) == np.signbit(ref(np.float64(-0.0)))
+
+
 def test_pow_gradient_edge_cases():
     # d/dx x^0 is 0 even at 0; d/de x^e at x == 0, e >= 0 is 0 (PyTorch's convention).
     x = ember.tensor([0.0, 2.0], dtype=ember.float64, requires_grad=True)
