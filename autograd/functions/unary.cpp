@@ -102,8 +102,9 @@ Vjp erf_backward() {
 }
 
 Vjp relu_backward() {
-  // PyTorch's threshold_backward: zero where out <= 0 (a NaN passes g through).
-  return one_input([](const Tensor& g, const Tensor& out) { return keep_where(g, one_minus(le0(out))); });
+  // PyTorch's threshold_backward: zero where out <= 0, g elsewhere (NaN too).
+  // out >= 0 or NaN, so "out != 0" is that test: one pass, no mask tensor.
+  return one_input([](const Tensor& g, const Tensor& out) { return keep_where(g, out); });
 }
 
 Vjp gelu_backward(bool tanh_approximation) {

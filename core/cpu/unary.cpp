@@ -169,6 +169,10 @@ void clamp(Tensor& out, const Tensor& in, const std::optional<Scalar>& lo, const
     using T = typename decltype(tag)::type;
     const T l = lo ? lo->to<T>() : T(0);
     const T h = hi ? hi->to<T>() : T(0);
+    if (is_nan(l) || is_nan(h)) {  // a NaN bound makes every element NaN
+      const T nan = is_nan(l) ? l : h;
+      return map<T, T>(it, [nan](T) { return nan; });
+    }
     // NaN inputs fail both comparisons and pass through.
     if (lo && hi) {
       map<T, T>(it, [l, h](T x) { return x < l ? (l > h ? h : l) : x > h ? h : x; });

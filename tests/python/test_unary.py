@@ -215,6 +215,10 @@ def test_special_values():
     assert math.isnan(ember.relu(ember.tensor([nan])).item())
     assert math.isnan(ember.clamp(ember.tensor([nan]), 0, 1).item())
     assert math.isnan(ember.sign(ember.tensor([nan])).item())
+    assert all(math.isnan(v) for v in ember.clamp(ember.tensor([0.0, 2.0]), min=nan).tolist())
+    r = ember.tensor([nan, -1.0, 2.0], requires_grad=True)
+    ember.relu(r).sum().backward()
+    assert r.grad.tolist() == [1.0, 0.0, 1.0]  # threshold_backward: NaN passes the gradient
     assert ember.round(ember.tensor([0.5, 1.5, 2.5, -0.5])).tolist() == [0.0, 2.0, 2.0, -0.0]
     assert ember.clamp(ember.tensor([0.0, 5.0]), 3, 1).tolist() == [1.0, 1.0]  # min > max: all max
     assert ember.sigmoid(ember.tensor([-1000.0, 1000.0])).tolist() == [0.0, 1.0]
