@@ -1,6 +1,6 @@
 // CPU kernels for unary elementwise ops: one scalar functor per op, run by
-// cpu::map, whose contiguous loop the compiler vectorizes. float32 exp-based
-// ops use core/cpu/fast_math.h, which vectorizes where libm calls do not.
+// cpu::map, whose contiguous loop the compiler vectorizes. float32 exp- and
+// erf-based ops use core/cpu/fast_math.h, which vectorizes where libm does not.
 
 // Without FP-exception semantics GCC may if-convert the comparisons in
 // fast_math.h and vectorize; ember never reads the FP exception flags. Must
@@ -57,6 +57,10 @@ bool fast_float_op(UnaryOp op, const TensorIterator& it) {
     case UnaryOp::Tanh: map<float, float>(it, [](float x) { return fast::tanh(x); }); return true;
     case UnaryOp::Sigmoid: map<float, float>(it, [](float x) { return fast::sigmoid(x); }); return true;
     case UnaryOp::Silu: map<float, float>(it, [](float x) { return x * fast::sigmoid(x); }); return true;
+    case UnaryOp::Erf: map<float, float>(it, [](float x) { return fast::erf(x); }); return true;
+    case UnaryOp::GeluErf:
+      map<float, float>(it, [](float x) { return 0.5f * x * (1.0f + fast::erf(x * static_cast<float>(kSqrtHalf))); });
+      return true;
     case UnaryOp::GeluTanh:
       map<float, float>(it, [](float x) {
         const float inner = static_cast<float>(kSqrt2OverPi) * (x + 0.044715f * x * x * x);

@@ -226,7 +226,7 @@ def test_special_values():
 
 @pytest.mark.parametrize("name,ref", [
     ("exp", np.exp), ("expm1", np.expm1), ("tanh", np.tanh), ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
-    ("silu", lambda v: v / (1 + np.exp(-v))),
+    ("silu", lambda v: v / (1 + np.exp(-v))), ("erf", _erf),
 ])
 def test_float32_kernels_accuracy_over_the_whole_range(name, ref):
     # float32 exp-family kernels have their own vectorized code: compare with
@@ -245,6 +245,15 @@ def test_float32_kernels_accuracy_over_the_whole_range(name, ref):
     with np.errstate(all="ignore"):
         assert_close(fn(ember.tensor(special)), ref(special.astype(np.float64)).astype(np.float32))
     assert np.signbit(to_np(fn(ember.tensor([-0.0])))[0]) == np.signbit(ref(np.float64(-0.0)))
+
+
+def test_float32_gelu_accuracy():
+    x = np.linspace(-12, 12, 4801).astype(np.float32)
+    x64 = x.astype(np.float64)
+    assert_close(nn.gelu(ember.tensor(x)), np_gelu(x64), rtol=1e-6, atol=1e-6)
+    assert_close(nn.gelu(ember.tensor(x), approximate="tanh"), np_gelu_tanh(x64), rtol=1e-6, atol=1e-6)
+    assert math.isnan(nn.gelu(ember.tensor([float("nan")])).item())
+    assert nn.gelu(ember.tensor([float("inf"), -float("inf")])).tolist()[0] == float("inf")
 
 
 def test_pow_gradient_edge_cases():
