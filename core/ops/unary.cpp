@@ -62,7 +62,7 @@ DType result_dtype(const Spec& s, DType t) {
 }
 
 // Runs kernel(out, in) with x cast to the compute dtype (float32 for the
-// half types on the CPU) and returns the result in `dtype`, `shape`d.
+// half types on the CPU) and returns the result, of x's shape, in `dtype`.
 template <class Kernel>
 Tensor compute(const Tensor& x, DType dtype, Kernel kernel) {
   autograd::NoGradGuard no_grad;  // the casts are not part of the graph
