@@ -1,8 +1,8 @@
-// float32 exp, expm1, tanh, sigmoid and erf written with plain arithmetic and
+// float32 exp, expm1, tanh, sigmoid, log, log1p and erf written with plain arithmetic and
 // integer bit moves (no libm calls, no branches), so the compiler vectorizes
 // the loops that call them; glibc's scalar expf / tanhf do not vectorize
 // without -ffast-math. Accuracy (checked over all floats): exp < 1 ulp,
-// expm1 and tanh < 4 ulp, erf < 3e-7 relative; NaN, +-inf, -0 and the subnormal range behave as in
+// expm1 and tanh < 4 ulp, log and log1p < 3 ulp, erf < 3e-7 relative; NaN, +-inf, -0 and the subnormal range behave as in
 // libm. The including file needs -fno-trapping-math (see core/cpu/unary.cpp)
 // for GCC to if-convert the argument clamp.
 #pragma once
@@ -82,6 +82,48 @@ inline float tanh(float x) {
 }
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+// Natural log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) by a
+// polynomial in m - 1 (Cephes' logf coefficients). Subnormals are scaled up
+// first; x < 0 gives NaN, 0 gives -inf, inf gives inf.
+inline float log(float x) {
+  const bool subnormal = x < 1.17549435e-38f;
+  const float xs = subnormal ? x * 8388608.0f : x;  // 2^23
+  const uint32_t bits = to_bits(xs);
+  int32_t e = static_cast<int32_t>((bits >> 23) & 0xffu) - 126;
+  float m = from_bits((bits & 0x007fffffu) | 0x3f000000u);  // in [0.5, 1)
+  if (subnormal) e -= 23;
+  const bool below = m < 0.70710678118654752f;
+  e = below ? e - 1 : e;
+  const float f = below ? m + m - 1.0f : m - 1.0f;
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  const float fe = static_cast<float>(e);
+  float y = p * f * z + fe * -2.12194440e-4f - 0.5f * z;
+  y = (f + y) + fe * 0.693359375f;
+  // Special inputs: NaN and inf pass through, 0 -> -inf, negatives -> NaN.
+  const float inf = from_bits(0x7f800000u);
+  y = x == 0.0f ? -inf : y;
+  y = x < 0.0f ? from_bits(0x7fc00000u) : y;
+  return x == inf || x != x ? x : y;
+}
+
+// log(1 + x), accurate near 0: log(u) * x / (u - 1) with u = 1 + x corrects
+// the rounding of u (Goldberg's trick).
+inline float log1p(float x) {
+  const float u = 1.0f + x;
+  const float d = u - 1.0f;
+  const float r = log(u) * (x / d);
+  return d == 0.0f ? x : (u == from_bits(0x7f800000u) ? u : r);
+}
 
 // erf: a Taylor polynomial below |x| = 1 (relative accuracy near 0), above
 // it 1 - t p(t) e^(-x^2), t = 1 / (1 + 0.3275911 |x|) (Abramowitz & Stegun

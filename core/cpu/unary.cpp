@@ -1,6 +1,7 @@
 // CPU kernels for unary elementwise ops: one scalar functor per op, run by
-// cpu::map, whose contiguous loop the compiler vectorizes. float32 exp- and
-// erf-based ops use core/cpu/fast_math.h, which vectorizes where libm does not.
+// cpu::map, whose contiguous loop the compiler vectorizes. float32 exp, log
+// and erf based ops use core/cpu/fast_math.h, which vectorizes where libm
+// does not.
 
 // Without FP-exception semantics GCC may if-convert the comparisons in
 // fast_math.h and vectorize; ember never reads the FP exception flags. Must
@@ -57,6 +58,8 @@ bool fast_float_op(UnaryOp op, const TensorIterator& it) {
     case UnaryOp::Tanh: map<float, float>(it, [](float x) { return fast::tanh(x); }); return true;
     case UnaryOp::Sigmoid: map<float, float>(it, [](float x) { return fast::sigmoid(x); }); return true;
     case UnaryOp::Silu: map<float, float>(it, [](float x) { return x * fast::sigmoid(x); }); return true;
+    case UnaryOp::Log: map<float, float>(it, [](float x) { return fast::log(x); }); return true;
+    case UnaryOp::Log1p: map<float, float>(it, [](float x) { return fast::log1p(x); }); return true;
     case UnaryOp::Erf: map<float, float>(it, [](float x) { return fast::erf(x); }); return true;
     case UnaryOp::GeluErf:
       map<float, float>(it, [](float x) { return 0.5f * x * (1.0f + fast::erf(x * static_cast<float>(kSqrtHalf))); });
@@ -158,7 +161,10 @@ void softplus(Tensor& out, const Tensor& in, double beta, double threshold) {
   TensorIterator it({out, in});
   dispatch_math(out.dtype(), "softplus", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<T, float>) {
+      const float b = static_cast<float>(beta), th = static_cast<float>(threshold);
+      map<float, float>(it, [b, th](float x) { return x * b > th ? x : fast::log1p(fast::exp(x * b)) / b; });
+    } else if constexpr (std::is_floating_point_v<T>) {
       const T b = static_cast<T>(beta), th = static_cast<T>(threshold);
       map<T, T>(it, [b, th](T x) { return x * b > th ? x : std::log1p(std::exp(x * b)) / b; });
     } else {
