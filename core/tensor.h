@@ -111,6 +111,15 @@ class Tensor {
   Tensor& round_();  Tensor& reciprocal_();
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max);
   Tensor& pow_(const Scalar& exponent);
+  Tensor erf() const;
+  Tensor round(int64_t decimals) const;
+  Tensor clamp(const Tensor& min, const Tensor& max) const;  // an undefined bound is skipped
+  Tensor& log1p_();  Tensor& expm1_();  Tensor& rsqrt_();  Tensor& sin_();  Tensor& cos_();
+  Tensor& silu_();  Tensor& sign_();  Tensor& erf_();  Tensor& square_();
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& clamp_(const Tensor& min, const Tensor& max);
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
 
   // ---- binary (core/ops/binary.cpp)
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
