@@ -41,10 +41,6 @@ Vjp abs_backward() {
   return one_input([](const Tensor& g, const Tensor& x) { return mul(g, sign(x)); });
 }
 
-Vjp zero_backward() {
-  return one_input([](const Tensor& g, const Tensor&) { return zeros_like(g); });
-}
-
 Vjp square_backward() {
   return one_input([](const Tensor& g, const Tensor& x) { return mul(g, mul(x, num(2.0))); });
 }

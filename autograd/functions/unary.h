@@ -3,13 +3,13 @@
 #pragma once
 #include <optional>
 
+#include <ember/autograd/functions/common.h>
 #include <ember/autograd/node.h>
 
 namespace ember::autograd::functions {
 
 Vjp neg_backward();         // saved: none
 Vjp abs_backward();         // saved: x
-Vjp zero_backward();        // saved: none (sign, floor, ceil, round: PyTorch gives zeros)
 Vjp square_backward();      // saved: x
 Vjp exp_backward();         // saved: out
 Vjp log_backward();         // saved: x

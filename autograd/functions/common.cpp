@@ -1,4 +1,4 @@
-#include <ember/autograd/functions/random.h>
+#include <ember/autograd/functions/common.h>
 
 #include <ember/core/ops/factory.h>
 
