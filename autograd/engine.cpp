@@ -1,6 +1,5 @@
 #include <ember/autograd/engine.h>
 
-#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,6 +52,16 @@ std::vector<Seed> make_seeds(const std::vector<Tensor>& roots, const std::vector
 }
 
 Tensor run_hooks(Node* node, uint32_t nr, Tensor g) {
+  // A leaf's hooks live on its meta; they run here, before autograd.grad()
+  // captures the gradient, as well as before accumulation into .grad.
+  if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
+    if (auto* lm = meta_if(Tensor(acc->leaf()))) {
+      for (auto& [id, hook] : lm->hooks) {
+        Tensor r = hook(g);
+        if (r.defined()) g = r;
+      }
+    }
+  }
   auto it = node->tensor_hooks.find(nr);
   if (it != node->tensor_hooks.end()) {
     for (auto& [id, hook] : it->second) {
@@ -115,22 +124,28 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
   if (captures) {
     std::unordered_set<Node*> targets;
     for (const auto& c : *captures) targets.insert(c.node);
-    // reaches(n): n is a captured node or leads to one.
-    std::unordered_map<Node*, bool> memo;
-    std::function<bool(Node*)> reaches = [&](Node* n) -> bool {
-      auto it = memo.find(n);
-      if (it != memo.end()) return it->second;
-      memo[n] = false;  // the graph is acyclic; this only guards re-entry
-      bool r = targets.count(n) > 0;
-      for (const auto& e : n->next_edges) {
-        if (e.valid() && reaches(e.node.get())) r = true;
-      }
-      memo[n] = r;
-      if (r) needed.insert(n);
-      return r;
+    // A node is needed when it is a captured node or leads to one. Post-order
+    // DFS with an explicit stack: graphs can be far deeper than the C stack.
+    std::unordered_map<Node*, bool> reaches;
+    std::vector<std::pair<Node*, size_t>> dfs;  // (node, next edge to visit)
+    auto visit = [&](Node* n) {
+      if (reaches.emplace(n, targets.count(n) > 0).second) dfs.emplace_back(n, 0);
     };
     for (const auto& s : seeds) {
-      if (s.edge.valid()) reaches(s.edge.node.get());
+      if (s.edge.valid()) visit(s.edge.node.get());
+      while (!dfs.empty()) {
+        auto& [n, next] = dfs.back();
+        if (next < n->next_edges.size()) {
+          const Edge& e = n->next_edges[next++];
+          if (e.valid()) visit(e.node.get());
+          continue;
+        }
+        bool r = reaches[n];
+        for (const auto& e : n->next_edges) r = r || (e.valid() && reaches[e.node.get()]);
+        reaches[n] = r;
+        if (r) needed.insert(n);
+        dfs.pop_back();
+      }
     }
   }
 

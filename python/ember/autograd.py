@@ -37,19 +37,26 @@ class GradcheckError(RuntimeError):
 
 def _numerical_jacobian(fn, inputs, index, eps):
     x = inputs[index]
-    flat = x.detach().numpy().reshape(-1)  # shares memory with x
+    # A view with x's own strides: writing into it perturbs x's elements even
+    # when x is not contiguous (reshape(-1) would silently copy).
+    view = x.detach().numpy()
     base = [np.asarray(o.detach().numpy(), dtype=np.float64).copy() for o in _outputs(fn, inputs)]
     cols = []
-    for k in range(flat.size):
-        orig = flat[k]
-        flat[k] = orig + eps
+    for k in np.ndindex(*view.shape):
+        orig = view[k].copy()
+        view[k] = orig + eps
         plus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        flat[k] = orig - eps
+        view[k] = orig - eps
         minus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        flat[k] = orig
+        view[k] = orig
         cols.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]))
     total = sum(b.size for b in base)
     return np.stack(cols, axis=1) if cols else np.zeros((total, 0))
+
+
+def _overlaps(x):
+    """True when two elements of x share memory (an expanded input)."""
+    return any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x.shape))
 
 
 def _outputs(fn, inputs):
@@ -87,6 +94,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             continue
         if x.dtype != _C.float64:
             raise ValueError(f"gradcheck: input {i} is {x.dtype}; use float64 inputs for finite differences")
+        if _overlaps(x):
+            raise ValueError(f"gradcheck: input {i} has overlapping memory (stride 0, e.g. from expand); "
+                             "pass x.contiguous() so each element can be perturbed on its own")
         numerical = _numerical_jacobian(fn, inputs, i, eps)
         analytical = _analytical_jacobian(fn, inputs, i)
         if numerical.shape != analytical.shape or not np.allclose(analytical, numerical, atol=atol, rtol=rtol):

@@ -1,16 +1,50 @@
-"""Grad-mode context managers, usable as decorators, as in torch."""
+"""Grad-mode context managers, usable as decorators, as in torch.
+
+Grad mode is thread-local (it lives in C++): switching it in one thread does
+not affect another.
+"""
 import functools
+import inspect
 
 from ember import _C
 
 
 class _GradModeContext:
+    """Base: subclasses define _enter() returning what _exit(state) restores."""
+
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                # Each resumption of the generator runs under the mode.
+                gen = fn(*args, **kwargs)
+                value = None
+                while True:
+                    with self._clone():
+                        try:
+                            item = gen.send(value)
+                        except StopIteration as stop:
+                            return stop.value
+                    value = yield item
+            return gen_wrapper
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args):
+            with self._clone():
                 return fn(*args, **kwargs)
         return wrapper
+
+    def _clone(self):
+        return self.__class__(*self._args)
+
+    def __enter__(self):
+        # A stack, so one instance may be entered again while already active.
+        self.__dict__.setdefault("_saved", []).append(self._enter())
+        return self
+
+    def __exit__(self, *exc):
+        self._exit(self._saved.pop())
+        return False
 
 
 class no_grad(_GradModeContext):
@@ -19,12 +53,13 @@ class no_grad(_GradModeContext):
     def __init__(self):
         self._args = ()
 
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
+    def _enter(self):
+        prev = _C.is_grad_enabled()
         _C._set_grad_enabled(False)
+        return prev
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
+    def _exit(self, prev):
+        _C._set_grad_enabled(prev)
 
 
 class enable_grad(_GradModeContext):
@@ -33,27 +68,54 @@ class enable_grad(_GradModeContext):
     def __init__(self):
         self._args = ()
 
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
+    def _enter(self):
+        prev = _C.is_grad_enabled()
         _C._set_grad_enabled(True)
+        return prev
 
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self._prev)
+    def _exit(self, prev):
+        _C._set_grad_enabled(prev)
 
 
 class set_grad_enabled(_GradModeContext):
-    """Sets grad mode on or off: as a function call, or as a context manager."""
+    """Sets grad mode on or off: as a function call (takes effect at once),
+    as a context manager (restored on exit), or as a decorator."""
 
     def __init__(self, mode):
         self._args = (mode,)
+        self._mode = bool(mode)
         self._prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(bool(mode))
+        _C._set_grad_enabled(self._mode)
 
-    def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
+    def __call__(self, fn):
+        # Used as a decorator: the mode applies to calls only, not from now on.
         _C._set_grad_enabled(self._prev)
+        return super().__call__(fn)
+
+    def _clone(self):
+        # Constructing switches the mode; _enter below records what to restore.
+        return _SetGradEnabledBlock(self._mode)
+
+    def _enter(self):
+        # __init__ already switched; restore what was current before it.
+        return self._prev
+
+    def _exit(self, prev):
+        _C._set_grad_enabled(prev)
+
+
+class _SetGradEnabledBlock(_GradModeContext):
+    def __init__(self, mode):
+        self._args = (mode,)
+        self._mode = mode
+
+    def _enter(self):
+        prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode)
+        return prev
+
+    def _exit(self, prev):
+        _C._set_grad_enabled(prev)
 
 
 class inference_mode(_GradModeContext):
@@ -61,10 +123,10 @@ class inference_mode(_GradModeContext):
 
     def __init__(self, mode=True):
         self._args = (mode,)
-        self._mode = mode
+        self._mode = bool(mode)
 
-    def __enter__(self):
-        self._guard = _C._InferenceModeGuard(bool(self._mode))
+    def _enter(self):
+        return _C._InferenceModeGuard(self._mode)
 
-    def __exit__(self, *exc):
-        del self._guard
+    def _exit(self, guard):
+        del guard  # its destructor restores the previous modes

@@ -11,6 +11,9 @@ std::vector<Tensor> tensor_list(py::handle obj) {
   for (auto item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
   return out;
 }
+
+// An undefined tensor (no gradient) is None in Python, as in torch.
+py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::object(py::none()); }
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -29,7 +32,7 @@ void init_autograd(py::module_& m) {
   cls.def_property("requires_grad", &Tensor::requires_grad,
                    [](Tensor& t, bool v) { t.requires_grad_(v); })
       .def("requires_grad_", [](Tensor& t, bool v) { return t.requires_grad_(v); }, py::arg("requires_grad") = true)
-      .def_property("grad", &Tensor::grad, [](Tensor& t, py::object g) {
+      .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); }, [](Tensor& t, py::object g) {
         t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>());
       })
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
@@ -85,8 +88,14 @@ void init_autograd(py::module_& m) {
     auto outs = tensor_list(outputs);
     auto ins = tensor_list(inputs);
     auto gs = tensor_list(grad_outputs);
-    py::gil_scoped_release release;
-    return autograd::grad(outs, ins, gs, retain_graph, create_graph, allow_unused);
+    std::vector<Tensor> result;
+    {
+      py::gil_scoped_release release;
+      result = autograd::grad(outs, ins, gs, retain_graph, create_graph, allow_unused);
+    }
+    py::list out;
+    for (const auto& g : result) out.append(tensor_or_none(g));
+    return out;
   });
 }
 
