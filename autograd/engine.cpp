@@ -51,23 +51,30 @@ std::vector<Seed> make_seeds(const std::vector<Tensor>& roots, const std::vector
   return seeds;
 }
 
+// Runs one tensor hook; a replacement must look like the gradient it replaces.
+Tensor call_hook(const Tensor::Hook& hook, const Tensor& g) {
+  Tensor r = hook(g);
+  if (!r.defined()) return g;
+  EMBER_CHECK(r.shape() == g.shape(), Error, "hook: a tensor hook changed the size of the gradient from ",
+              shape_str(g.shape()), " to ", shape_str(r.shape()));
+  EMBER_CHECK(r.dtype() == g.dtype(), Error, "hook: a tensor hook changed the type of the gradient from ",
+              dtype_name(g.dtype()), " to ", dtype_name(r.dtype()));
+  EMBER_CHECK(r.device() == g.device(), Error, "hook: a tensor hook changed the device of the gradient from ",
+              g.device().str(), " to ", r.device().str());
+  return r;
+}
+
 Tensor run_hooks(Node* node, uint32_t nr, Tensor g) {
   // A leaf's hooks live on its meta; they run here, before autograd.grad()
   // captures the gradient, as well as before accumulation into .grad.
   if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
     if (auto* lm = meta_if(Tensor(acc->leaf()))) {
-      for (auto& [id, hook] : lm->hooks) {
-        Tensor r = hook(g);
-        if (r.defined()) g = r;
-      }
+      for (auto& [id, hook] : lm->hooks) g = call_hook(hook, g);
     }
   }
   auto it = node->tensor_hooks.find(nr);
   if (it != node->tensor_hooks.end()) {
-    for (auto& [id, hook] : it->second) {
-      Tensor r = hook(g);
-      if (r.defined()) g = r;
-    }
+    for (auto& [id, hook] : it->second) g = call_hook(hook, g);
   }
   auto rt = node->retained.find(nr);
   if (rt != node->retained.end()) {

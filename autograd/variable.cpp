@@ -49,8 +49,10 @@ void Tensor::set_grad(const Tensor& g) const {
   if (g.defined()) {
     EMBER_CHECK(g.shape() == shape(), Error, "assigning grad: shape ", ember::shape_str(g.shape()),
                 " does not match the tensor's shape ", ember::shape_str(shape()));
-    EMBER_CHECK(g.dtype() == dtype(), TypeError, "assigning grad: dtype ", dtype_name(g.dtype()),
-                " does not match the tensor's dtype ", dtype_name(dtype()));
+    EMBER_CHECK(g.dtype() == dtype(), Error, "assigning grad: assigned grad has data of a different type (",
+                dtype_name(g.dtype()), ") than the tensor (", dtype_name(dtype()), ")");
+    EMBER_CHECK(g.device() == device(), Error, "assigning grad: assigned grad is on ", g.device().str(),
+                " but the tensor is on ", device().str());
   }
   meta(*this).grad = g;
 }

@@ -1,4 +1,6 @@
 // Autograd from Python: backward, grad, grad modes, hooks, grad_fn.
+#include <ember/autograd/meta.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -53,6 +55,10 @@ void init_autograd(py::module_& m) {
         impl->strides = src.strides();
         impl->offset = src.storage_offset();
         impl->dtype = src.dtype();
+        // A leaf's accumulator checks gradients against the geometry it saw.
+        if (auto* am = autograd::meta_if(t)) {
+          if (auto acc = am->grad_accumulator.lock()) acc->outputs[0] = {src.shape(), src.dtype(), src.device()};
+        }
       })
       .def("backward", [](const Tensor& t, py::object gradient, std::optional<bool> retain_graph, bool create_graph,
                           py::object inputs) {
@@ -66,7 +72,10 @@ void init_autograd(py::module_& m) {
         const int id = t.register_hook([fn](const Tensor& g) -> Tensor {
           py::gil_scoped_acquire gil;
           py::object r = fn(g);
-          return r.is_none() ? Tensor() : r.cast<Tensor>();
+          if (r.is_none()) return Tensor();
+          EMBER_CHECK(py::isinstance<Tensor>(r), TypeError, "register_hook: the hook returned ", type_name(r),
+                      "; a hook must return a Tensor or None");
+          return r.cast<Tensor>();
         });
         return id;
       })
