@@ -101,8 +101,35 @@ Dims to_dims(py::handle obj, const char* op) {
 
 namespace {
 
-// Walks nested sequences: shape, and the widest kind of number seen.
+// A list/tuple level of nested data (strings and tensors are not).
+bool is_nested(py::handle obj) {
+  return !py::isinstance<Tensor>(obj) && py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj);
+}
+
+void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind);
+
+// Walks nested sequences: shape, and the widest kind of number seen. Numbers
+// must all sit at the same depth, below every sequence ([[1], 2] is ragged).
 void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
+  if (!is_nested(obj)) {
+    EMBER_CHECK(shape.size() == depth, ValueError, "tensor: expected a sequence of length ",
+                depth < shape.size() ? shape[depth] : 0, " at dim ", depth, " (got ", type_name(obj), ")");
+    infer_item(obj, depth, shape, kind);
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(py::len(obj));
+  if (shape.size() <= depth) {
+    // Numbers were already seen at a depth above this one: ragged.
+    EMBER_CHECK(kind < 0, ValueError, "tensor: expected a number at dim ", depth, " (got a sequence)");
+    shape.push_back(n);
+  } else {
+    EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
+                " at dim ", depth, " (got ", n, ")");
+  }
+  for (auto item : obj) infer(item, depth + 1, shape, kind);
+}
+
+void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind) {
   // Fast paths for plain Python numbers (large lists are mostly these).
   if (PyFloat_CheckExact(obj.ptr())) { kind = 2; return; }
   if (PyLong_CheckExact(obj.ptr())) { kind = std::max(kind, 1); return; }
@@ -125,17 +152,11 @@ void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
     kind = 2;
     return;
   }
-  EMBER_CHECK(py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj), TypeError,
-              "tensor: could not infer dtype of ", type_name(obj));
-  const int64_t n = static_cast<int64_t>(py::len(obj));
-  if (shape.size() <= depth) shape.push_back(n);
-  else EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
-                   " at dim ", depth, " (got ", n, ")");
-  for (auto item : obj) infer(item, depth + 1, shape, kind);
+  throw TypeError(str("tensor: could not infer dtype of ", type_name(obj)));
 }
 
 void fill_from(py::handle obj, double*& out) {
-  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+  if (is_nested(obj)) {
     for (auto item : obj) fill_from(item, out);
     return;
   }
@@ -143,7 +164,7 @@ void fill_from(py::handle obj, double*& out) {
 }
 
 void fill_from_int(py::handle obj, int64_t*& out) {
-  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+  if (is_nested(obj)) {
     for (auto item : obj) fill_from_int(item, out);
     return;
   }
