@@ -121,6 +121,7 @@ TensorList AccumulateGrad::apply(const TensorList& grads) {
   Tensor leaf(leaf_);
   Tensor g = grads[0];
   if (!g.defined()) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
   auto& m = meta(leaf);  // its hooks already ran in the engine
   if (!grad_enabled()) {
     // The graph is not needed: own a plain contiguous buffer that later

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,7 @@ class AccumulateGrad : public Node {
 
  private:
   std::shared_ptr<TensorImpl> leaf_;
+  std::mutex mutex_;  // backward may run on several threads into one leaf
 };
 
 // True when grad mode is on and any defined input requires grad.

@@ -12,13 +12,36 @@ def _as_list(x):
     return list(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulates gradients of `tensors` into the leaves' .grad."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates gradients of `tensors` into the leaves' .grad (only into
+    the .grad of `inputs` when given)."""
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _C._backward(tensors, grads, retain_graph, create_graph)
+    if inputs is None:
+        _C._backward(tensors, grads, retain_graph, create_graph)
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+    results = _C._grad(tensors, inputs, grads, retain_graph, create_graph, True)
+    for x, g in zip(inputs, results):
+        if g is None:
+            continue
+        if not create_graph:
+            g = g.detach()
+        x.grad = g if x.grad is None else x.grad + g
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward, as torch.Tensor.backward."""
+    if gradient is not None and not isinstance(gradient, _C.Tensor):
+        gradient = _C.tensor(gradient, dtype=self.dtype)
+    backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+
+
+_C.Tensor.backward = _tensor_backward
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

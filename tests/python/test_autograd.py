@@ -613,3 +613,39 @@ def test_gradcheck_rejects_float32():
     x = ember.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="float64"):
         ember.autograd.gradcheck(lambda t: t * 2, (x,))
+
+
+def test_backward_inputs_limits_accumulation():
+    a = leaf([1.0, 2.0])
+    b = leaf([3.0, 4.0])
+    h = a * b
+    (h * 2).sum().backward(inputs=[a], retain_graph=True)
+    assert_close(a.grad, [6.0, 8.0])
+    assert b.grad is None
+    (h * 2).sum().backward(inputs=[h])  # a non-leaf's .grad, as in torch
+    assert_close(h.grad, [2.0, 2.0])
+    assert_close(a.grad, [6.0, 8.0])
+    ember.autograd.backward([(a * b).sum()], inputs=[b])
+    assert_close(b.grad, [1.0, 2.0])
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (a * b).sum().backward(inputs=[])
+
+
+def test_concurrent_backward_into_one_leaf():
+    w = leaf([1.0, 1.0])
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(100):
+                (w * 2).sum().backward()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert_close(w.grad, [800.0, 800.0])
