@@ -63,14 +63,19 @@ def discover_cases(paths=None):
 # ---- one random call, a pure function of (seed, index)
 
 class Call:
-    def __init__(self, module, case, shapes, dtypes, layouts, strict, backward):
+    """shape_kind: "case" (the case's own shapes), "zero" (those with a
+    dimension set to 0) or "random". numpy references often bake in the
+    shapes they were written for (a chunk size, 0-d handling that differs
+    from torch's), so values are compared for "case" and "zero" only."""
+
+    def __init__(self, module, case, shapes, dtypes, layouts, shape_kind, listed_dtype, backward):
         self.module, self.case, self.shapes, self.dtypes = module, case, shapes, dtypes
-        self.layouts, self.strict, self.backward = layouts, strict, backward
+        self.layouts, self.shape_kind, self.backward = layouts, shape_kind, backward
+        self.strict = shape_kind == "case" and listed_dtype  # must not raise
 
     def describe(self):
         ins = ", ".join(f"{_dtype_name(d)}{list(s)}:{lay}" for s, d, lay in zip(self.shapes, self.dtypes, self.layouts))
-        kind = "case shapes" if self.strict else "fuzzed shapes"
-        return f"{self.module}::{self.case.name}({ins}) [{kind}{', backward' if self.backward else ''}]"
+        return f"{self.module}::{self.case.name}({ins}) [{self.shape_kind} shapes{', backward' if self.backward else ''}]"
 
 
 def _dtype_name(d):
@@ -103,23 +108,23 @@ def make_call(cases, seed, index):
     module, case = cases[int(rng.integers(len(cases)))]
     shapes = [tuple(s) for s in case.shapes[int(rng.integers(len(case.shapes)))]]
     mode = rng.random()
-    strict = mode < 0.65
+    shape_kind = "case"
     if 0.65 <= mode < 0.8:
-        shapes = _zero_sized(shapes, rng)
+        shape_kind, shapes = "zero", _zero_sized(shapes, rng)
     elif mode >= 0.8:
-        shapes = [_random_shape(rng) for _ in shapes]
-    if rng.random() < 0.75:
+        shape_kind, shapes = "random", [_random_shape(rng) for _ in shapes]
+    listed_dtype = rng.random() < 0.75
+    if listed_dtype:
         dt = case.dtypes[int(rng.integers(len(case.dtypes)))]
         dtypes = [dt] * len(shapes)
     else:
-        strict = False
         if rng.random() < 0.6:
             dtypes = [ALL_DTYPES[int(rng.integers(len(ALL_DTYPES)))]] * len(shapes)
         else:
             dtypes = [ALL_DTYPES[int(rng.integers(len(ALL_DTYPES)))] for _ in shapes]
     layouts = [LAYOUTS[int(rng.integers(len(LAYOUTS)))] if rng.random() < 0.6 else "contiguous" for _ in shapes]
     backward = bool(getattr(case, "grad", False)) and rng.random() < 0.15
-    return Call(module, case, shapes, dtypes, layouts, strict, backward), rng
+    return Call(module, case, shapes, dtypes, layouts, shape_kind, listed_dtype, backward), rng
 
 
 def _values(shape, dtype, domain, rng):
@@ -239,7 +244,7 @@ def run_call(call, rng, stats):
     # Only compare values for dtypes the case lists and numpy computes.
     listed = all(not isinstance(d, str) and any(np.dtype(d) == np.dtype(c) for c in call.case.dtypes
                                                 if not isinstance(c, str)) for d in call.dtypes)
-    if numpy_error is None and listed:
+    if numpy_error is None and listed and call.shape_kind != "random":
         stats["compared"] += 1
         msg = _compare(got, expected, call.case, call.dtypes[0])
         if msg:
@@ -280,7 +285,9 @@ def run_backward(call, tensors):
 
 def child_main(seed, start, stop, paths=None):
     import faulthandler
+    import warnings
     faulthandler.enable()  # a crash prints the Python stack to stderr
+    warnings.simplefilter("ignore")  # numpy's warnings on empty/odd inputs would bury it
     cases, _ = discover_cases(paths)
     stats = {"compared": 0, "raised": 0, "backward": 0}
     out = sys.stdout
