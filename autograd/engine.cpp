@@ -131,7 +131,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
   if (captures) {
     std::unordered_set<Node*> targets;
     for (const auto& c : *captures) targets.insert(c.node);
-    // A node is needed when it is a captured node or leads to one. Post-order
+    // A node is needed when it leads to a captured node. Post-order
     // DFS with an explicit stack: graphs can be far deeper than the C stack.
     std::unordered_map<Node*, bool> reaches;
     std::vector<std::pair<Node*, size_t>> dfs;  // (node, next edge to visit)
@@ -147,10 +147,13 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
           if (e.valid()) visit(e.node.get());
           continue;
         }
-        bool r = reaches[n];
-        for (const auto& e : n->next_edges) r = r || (e.valid() && reaches[e.node.get()]);
-        reaches[n] = r;
-        if (r) needed.insert(n);
+        // A captured node itself need not run: its gradient is taken before.
+        bool leads = false;
+        for (const auto& e : n->next_edges) leads = leads || (e.valid() && reaches[e.node.get()]);
+        if (leads) {
+          reaches[n] = true;
+          needed.insert(n);
+        }
         dfs.pop_back();
       }
     }

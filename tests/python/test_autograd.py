@@ -649,3 +649,22 @@ def test_concurrent_backward_into_one_leaf():
         t.join()
     assert not errors
     assert_close(w.grad, [800.0, 800.0])
+
+
+def test_grad_of_intermediate_does_not_run_its_node():
+    x = leaf([1.0, 2.0])
+    h = x * 3
+    y = h * h
+    # Only y's node runs: h's saved tensors stay usable by a later backward.
+    (gh,) = ember.autograd.grad(y.sum(), h)
+    assert_close(gh, [6.0, 12.0])
+    h.sum().backward()
+    assert_close(x.grad, [3.0, 3.0])
+
+
+def test_grad_multiple_roots_sharing_a_path():
+    x = leaf([2.0])
+    y = x * x
+    z = y * 3
+    ember.autograd.backward([y.sum(), z.sum()])  # z's gradient flows through y too
+    assert_close(x.grad, [4.0 * 4.0])
