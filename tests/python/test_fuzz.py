@@ -251,11 +251,11 @@ def run_call(call, rng, stats):
             return msg
     if call.backward:
         stats["backward"] += 1
-        return run_backward(call, tensors)
+        return run_backward(call, tensors, stats)
     return None
 
 
-def run_backward(call, tensors):
+def run_backward(call, tensors, stats):
     """Gradients through the op on floating leaves: no crash, right shapes."""
     import ember
     leaves = []
@@ -278,6 +278,17 @@ def run_backward(call, tensors):
         if t.grad is not None and (t.grad.shape != t.shape or t.grad.dtype != t.dtype):
             return (f"backward: gradient of input {i} has shape {t.grad.shape} {t.grad.dtype}, "
                     f"expected {t.shape} {t.dtype}")
+    # float64 on the case's shapes: the gradients must also be right, in
+    # whatever layout the inputs came.
+    if call.shape_kind != "random" and all(not isinstance(d, str) and np.dtype(d) == np.float64
+                                           for d in call.dtypes):
+        stats["gradcheck"] += 1
+        try:
+            ember.autograd.gradcheck(call.case.ember_fn, tensors)
+        except ember.autograd.GradcheckError as e:
+            return f"gradcheck failed: {str(e)[:1500]}"
+        except ALLOWED:
+            return None
     return None
 
 
@@ -289,7 +300,7 @@ def child_main(seed, start, stop, paths=None):
     faulthandler.enable()  # a crash prints the Python stack to stderr
     warnings.simplefilter("ignore")  # numpy's warnings on empty/odd inputs would bury it
     cases, _ = discover_cases(paths)
-    stats = {"compared": 0, "raised": 0, "backward": 0}
+    stats = {"compared": 0, "raised": 0, "backward": 0, "gradcheck": 0}
     out = sys.stdout
     for index in range(start, stop):
         call, rng = make_call(cases, seed, index)
