@@ -1,4 +1,6 @@
 // Tensor's autograd methods: requires_grad, grad, grad_fn, backward, hooks.
+#include <atomic>
+
 #include <ember/autograd/engine.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
@@ -97,7 +99,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_gra
 }
 
 namespace {
-int g_next_hook = 0;
+std::atomic<int> g_next_hook{0};  // hooks may be registered from several threads
 }
 
 int Tensor::register_hook(Hook hook) const {

@@ -44,14 +44,23 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 _C.Tensor.backward = _tensor_backward
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Returns the gradients of `outputs` with respect to `inputs` (a tuple)."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Returns the gradients of `outputs` with respect to `inputs` (a tuple).
+    Unused inputs get None with allow_unused=True, zeros with materialize_grads=True."""
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    return tuple(_C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused))
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("autograd.grad: expected allow_unused to be True or not passed when materialize_grads=True")
+    result = _C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused)
+    if materialize_grads:
+        result = [_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result)]
+    return tuple(result)
 
 
 class GradcheckError(RuntimeError):

@@ -47,11 +47,20 @@ class _GradModeContext:
         return False
 
 
-class no_grad(_GradModeContext):
-    """Disables gradient recording inside the block."""
+class _NoParamDecorator(_GradModeContext):
+    """Also usable as a bare decorator: @ember.no_grad as well as @ember.no_grad()."""
 
-    def __init__(self):
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
         self._args = ()
+
+
+class no_grad(_NoParamDecorator):
+    """Disables gradient recording inside the block."""
 
     def _enter(self):
         prev = _C.is_grad_enabled()
@@ -62,11 +71,8 @@ class no_grad(_GradModeContext):
         _C._set_grad_enabled(prev)
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamDecorator):
     """Enables gradient recording inside the block (e.g. within no_grad)."""
-
-    def __init__(self):
-        self._args = ()
 
     def _enter(self):
         prev = _C.is_grad_enabled()
@@ -121,9 +127,16 @@ class _SetGradEnabledBlock(_GradModeContext):
 class inference_mode(_GradModeContext):
     """Like no_grad, for code that will never need gradients."""
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # bare @ember.inference_mode on a function
+
     def __init__(self, mode=True):
+        if not isinstance(mode, bool):
+            return  # __new__ returned the decorated function; this is not called
         self._args = (mode,)
-        self._mode = bool(mode)
+        self._mode = mode
 
     def _enter(self):
         return _C._InferenceModeGuard(self._mode)

@@ -668,3 +668,28 @@ def test_grad_multiple_roots_sharing_a_path():
     z = y * 3
     ember.autograd.backward([y.sum(), z.sum()])  # z's gradient flows through y too
     assert_close(x.grad, [4.0 * 4.0])
+
+
+def test_bare_decorators():
+    @ember.no_grad
+    def f():
+        return ember.is_grad_enabled()
+
+    @ember.inference_mode
+    def g():
+        return ember.is_inference_mode_enabled()
+
+    with ember.no_grad():
+        @ember.enable_grad
+        def h():
+            return ember.is_grad_enabled()
+        assert h()
+    assert f() is False and g() is True and ember.is_grad_enabled()
+
+
+def test_grad_materialize_grads():
+    x = leaf([1.0, 2.0])
+    z = leaf([3.0])
+    gx, gz = ember.autograd.grad((x * 2).sum(), [x, z], materialize_grads=True)
+    assert_close(gx, [2.0, 2.0])
+    assert_close(gz, [0.0])
