@@ -1,6 +1,5 @@
 #include <ember/autograd/engine.h>
 
-#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -52,13 +51,30 @@ std::vector<Seed> make_seeds(const std::vector<Tensor>& roots, const std::vector
   return seeds;
 }
 
+// Runs one tensor hook; a replacement must look like the gradient it replaces.
+Tensor call_hook(const Tensor::Hook& hook, const Tensor& g) {
+  Tensor r = hook(g);
+  if (!r.defined()) return g;
+  EMBER_CHECK(r.shape() == g.shape(), Error, "hook: a tensor hook changed the size of the gradient from ",
+              shape_str(g.shape()), " to ", shape_str(r.shape()));
+  EMBER_CHECK(r.dtype() == g.dtype(), Error, "hook: a tensor hook changed the type of the gradient from ",
+              dtype_name(g.dtype()), " to ", dtype_name(r.dtype()));
+  EMBER_CHECK(r.device() == g.device(), Error, "hook: a tensor hook changed the device of the gradient from ",
+              g.device().str(), " to ", r.device().str());
+  return r;
+}
+
 Tensor run_hooks(Node* node, uint32_t nr, Tensor g) {
+  // A leaf's hooks live on its meta; they run here, before autograd.grad()
+  // captures the gradient, as well as before accumulation into .grad.
+  if (auto* acc = dynamic_cast<AccumulateGrad*>(node)) {
+    if (auto* lm = meta_if(Tensor(acc->leaf()))) {
+      for (auto& [id, hook] : lm->hooks) g = call_hook(hook, g);
+    }
+  }
   auto it = node->tensor_hooks.find(nr);
   if (it != node->tensor_hooks.end()) {
-    for (auto& [id, hook] : it->second) {
-      Tensor r = hook(g);
-      if (r.defined()) g = r;
-    }
+    for (auto& [id, hook] : it->second) g = call_hook(hook, g);
   }
   auto rt = node->retained.find(nr);
   if (rt != node->retained.end()) {
@@ -115,22 +131,31 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
   if (captures) {
     std::unordered_set<Node*> targets;
     for (const auto& c : *captures) targets.insert(c.node);
-    // reaches(n): n is a captured node or leads to one.
-    std::unordered_map<Node*, bool> memo;
-    std::function<bool(Node*)> reaches = [&](Node* n) -> bool {
-      auto it = memo.find(n);
-      if (it != memo.end()) return it->second;
-      memo[n] = false;  // the graph is acyclic; this only guards re-entry
-      bool r = targets.count(n) > 0;
-      for (const auto& e : n->next_edges) {
-        if (e.valid() && reaches(e.node.get())) r = true;
-      }
-      memo[n] = r;
-      if (r) needed.insert(n);
-      return r;
+    // A node is needed when it leads to a captured node. Post-order
+    // DFS with an explicit stack: graphs can be far deeper than the C stack.
+    std::unordered_map<Node*, bool> reaches;
+    std::vector<std::pair<Node*, size_t>> dfs;  // (node, next edge to visit)
+    auto visit = [&](Node* n) {
+      if (reaches.emplace(n, targets.count(n) > 0).second) dfs.emplace_back(n, 0);
     };
     for (const auto& s : seeds) {
-      if (s.edge.valid()) reaches(s.edge.node.get());
+      if (s.edge.valid()) visit(s.edge.node.get());
+      while (!dfs.empty()) {
+        auto& [n, next] = dfs.back();
+        if (next < n->next_edges.size()) {
+          const Edge& e = n->next_edges[next++];
+          if (e.valid()) visit(e.node.get());
+          continue;
+        }
+        // A captured node itself need not run: its gradient is taken before.
+        bool leads = false;
+        for (const auto& e : n->next_edges) leads = leads || (e.valid() && reaches[e.node.get()]);
+        if (leads) {
+          reaches[n] = true;
+          needed.insert(n);
+        }
+        dfs.pop_back();
+      }
     }
   }
 

@@ -15,7 +15,53 @@ std::atomic<uint64_t> g_sequence{0};
 std::string tensor_label(const Tensor& t) {
   return str("[", dtype_name(t.dtype()), " ", shape_str(t.shape()), "]");
 }
+
+// Drops the references in `pending`; a node whose last reference this is
+// hands its own children over first, so its destructor has nothing to recurse
+// into. Depth stays constant however long the chain is.
+void teardown(std::vector<std::shared_ptr<Node>>& pending) {
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    if (n && n.use_count() == 1) n->steal_children(pending);
+    n.reset();
+  }
+}
 }  // namespace
+
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  Node::steal_children(pending);
+  teardown(pending);
+}
+
+void Node::steal_children(std::vector<std::shared_ptr<Node>>& out) {
+  for (auto& e : next_edges) {
+    if (e.node) out.push_back(std::move(e.node));
+  }
+  next_edges.clear();
+}
+
+FunctionNode::~FunctionNode() {
+  std::vector<std::shared_ptr<Node>> pending;
+  steal_children(pending);
+  teardown(pending);
+}
+
+void FunctionNode::steal_children(std::vector<std::shared_ptr<Node>>& out) {
+  Node::steal_children(out);
+  for (auto& s : saved) s.steal_grad_fn(out);
+}
+
+void SavedTensor::steal_grad_fn(std::vector<std::shared_ptr<Node>>& out) {
+  if (!data_.defined() || data_.impl_ptr().use_count() != 1) return;
+  auto* m = meta_if(data_);
+  if (m && m->grad_fn) out.push_back(std::move(m->grad_fn));
+  if (m && m->grad.defined() && m->grad.impl_ptr().use_count() == 1) {
+    auto* gm = meta_if(m->grad);
+    if (gm && gm->grad_fn) out.push_back(std::move(gm->grad_fn));
+  }
+}
 
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
   if (!t.defined()) return;
@@ -75,11 +121,8 @@ TensorList AccumulateGrad::apply(const TensorList& grads) {
   Tensor leaf(leaf_);
   Tensor g = grads[0];
   if (!g.defined()) return {};
-  auto& m = meta(leaf);
-  for (auto& [id, hook] : m.hooks) {
-    Tensor r = hook(g);
-    if (r.defined()) g = r;
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& m = meta(leaf);  // its hooks already ran in the engine
   if (!grad_enabled()) {
     // The graph is not needed: own a plain contiguous buffer that later
     // steps can add into in place.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ class SavedTensor {
   SavedTensor(const Tensor& t, bool is_output);
   Tensor unpack(const std::shared_ptr<Node>& owner) const;
   void release() { data_ = Tensor(); released_ = true; }
+  // Moves out the grad_fn of the saved tensor when this is its last handle,
+  // so a graph can be torn down without recursion (see Node::~Node).
+  void steal_grad_fn(std::vector<std::shared_ptr<Node>>& out);
 
  private:
   Tensor data_;
@@ -49,7 +53,9 @@ struct OutputInfo {
 };
 
 struct Node : std::enable_shared_from_this<Node> {
-  virtual ~Node() = default;
+  // Releases the nodes this one points to iteratively: letting shared_ptrs
+  // destroy a long chain recursively overflows the stack (a 100k-op graph).
+  virtual ~Node();
   virtual std::string name() const = 0;
   // grads[i] is the gradient of output i; returns one gradient per input edge
   // (undefined where the input needs none).
@@ -63,6 +69,10 @@ struct Node : std::enable_shared_from_this<Node> {
   // Hooks on non-leaf tensors, by output index.
   std::map<uint32_t, std::vector<std::pair<int, Tensor::Hook>>> tensor_hooks;
   std::map<uint32_t, std::weak_ptr<TensorImpl>> retained;  // outputs with retain_grad()
+
+  // Moves every node this one holds a reference to into `out`, leaving it
+  // with nothing to release recursively.
+  virtual void steal_children(std::vector<std::shared_ptr<Node>>& out);
 };
 
 // The backward of one op: saved tensors plus a vector-Jacobian product.
@@ -73,8 +83,10 @@ class FunctionNode : public Node {
  public:
   FunctionNode(std::string name, Vjp vjp) : name_(std::move(name)), vjp_(std::move(vjp)) {}
   std::string name() const override { return name_; }
+  ~FunctionNode() override;
   TensorList apply(const TensorList& grads) override;
   void release() override;
+  void steal_children(std::vector<std::shared_ptr<Node>>& out) override;
 
   std::vector<SavedTensor> saved;
   std::vector<bool> needs_grad;
@@ -94,6 +106,7 @@ class AccumulateGrad : public Node {
 
  private:
   std::shared_ptr<TensorImpl> leaf_;
+  std::mutex mutex_;  // backward may run on several threads into one leaf
 };
 
 // True when grad mode is on and any defined input requires grad.

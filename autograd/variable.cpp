@@ -1,4 +1,6 @@
 // Tensor's autograd methods: requires_grad, grad, grad_fn, backward, hooks.
+#include <atomic>
+
 #include <ember/autograd/engine.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
@@ -49,8 +51,10 @@ void Tensor::set_grad(const Tensor& g) const {
   if (g.defined()) {
     EMBER_CHECK(g.shape() == shape(), Error, "assigning grad: shape ", ember::shape_str(g.shape()),
                 " does not match the tensor's shape ", ember::shape_str(shape()));
-    EMBER_CHECK(g.dtype() == dtype(), TypeError, "assigning grad: dtype ", dtype_name(g.dtype()),
-                " does not match the tensor's dtype ", dtype_name(dtype()));
+    EMBER_CHECK(g.dtype() == dtype(), Error, "assigning grad: assigned grad has data of a different type (",
+                dtype_name(g.dtype()), ") than the tensor (", dtype_name(dtype()), ")");
+    EMBER_CHECK(g.device() == device(), Error, "assigning grad: assigned grad is on ", g.device().str(),
+                " but the tensor is on ", device().str());
   }
   meta(*this).grad = g;
 }
@@ -95,7 +99,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_gra
 }
 
 namespace {
-int g_next_hook = 0;
+std::atomic<int> g_next_hook{0};  // hooks may be registered from several threads
 }
 
 int Tensor::register_hook(Hook hook) const {

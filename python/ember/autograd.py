@@ -12,23 +12,55 @@ def _as_list(x):
     return list(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulates gradients of `tensors` into the leaves' .grad."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates gradients of `tensors` into the leaves' .grad (only into
+    the .grad of `inputs` when given)."""
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _C._backward(tensors, grads, retain_graph, create_graph)
+    if inputs is None:
+        _C._backward(tensors, grads, retain_graph, create_graph)
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+    results = _C._grad(tensors, inputs, grads, retain_graph, create_graph, True)
+    for x, g in zip(inputs, results):
+        if g is None:
+            continue
+        if not create_graph:
+            g = g.detach()
+        x.grad = g if x.grad is None else x.grad + g
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Returns the gradients of `outputs` with respect to `inputs` (a tuple)."""
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Tensor.backward, as torch.Tensor.backward."""
+    if gradient is not None and not isinstance(gradient, _C.Tensor):
+        gradient = _C.tensor(gradient, dtype=self.dtype)
+    backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+
+
+_C.Tensor.backward = _tensor_backward
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Returns the gradients of `outputs` with respect to `inputs` (a tuple).
+    Unused inputs get None with allow_unused=True, zeros with materialize_grads=True."""
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    return tuple(_C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused))
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("autograd.grad: expected allow_unused to be True or not passed when materialize_grads=True")
+    result = _C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused)
+    if materialize_grads:
+        result = [_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result)]
+    return tuple(result)
 
 
 class GradcheckError(RuntimeError):
@@ -37,19 +69,26 @@ class GradcheckError(RuntimeError):
 
 def _numerical_jacobian(fn, inputs, index, eps):
     x = inputs[index]
-    flat = x.detach().numpy().reshape(-1)  # shares memory with x
+    # A view with x's own strides: writing into it perturbs x's elements even
+    # when x is not contiguous (reshape(-1) would silently copy).
+    view = x.detach().numpy()
     base = [np.asarray(o.detach().numpy(), dtype=np.float64).copy() for o in _outputs(fn, inputs)]
     cols = []
-    for k in range(flat.size):
-        orig = flat[k]
-        flat[k] = orig + eps
+    for k in np.ndindex(*view.shape):
+        orig = view[k].copy()
+        view[k] = orig + eps
         plus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        flat[k] = orig - eps
+        view[k] = orig - eps
         minus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        flat[k] = orig
+        view[k] = orig
         cols.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]))
     total = sum(b.size for b in base)
     return np.stack(cols, axis=1) if cols else np.zeros((total, 0))
+
+
+def _overlaps(x):
+    """True when two elements of x share memory (an expanded input)."""
+    return any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x.shape))
 
 
 def _outputs(fn, inputs):
@@ -87,6 +126,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             continue
         if x.dtype != _C.float64:
             raise ValueError(f"gradcheck: input {i} is {x.dtype}; use float64 inputs for finite differences")
+        if _overlaps(x):
+            raise ValueError(f"gradcheck: input {i} has overlapping memory (stride 0, e.g. from expand); "
+                             "pass x.contiguous() so each element can be perturbed on its own")
         numerical = _numerical_jacobian(fn, inputs, i, eps)
         analytical = _analytical_jacobian(fn, inputs, i)
         if numerical.shape != analytical.shape or not np.allclose(analytical, numerical, atol=atol, rtol=rtol):

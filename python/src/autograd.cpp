@@ -1,4 +1,6 @@
 // Autograd from Python: backward, grad, grad modes, hooks, grad_fn.
+#include <ember/autograd/meta.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -11,6 +13,9 @@ std::vector<Tensor> tensor_list(py::handle obj) {
   for (auto item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
   return out;
 }
+
+// An undefined tensor (no gradient) is None in Python, as in torch.
+py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::object(py::none()); }
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -29,7 +34,7 @@ void init_autograd(py::module_& m) {
   cls.def_property("requires_grad", &Tensor::requires_grad,
                    [](Tensor& t, bool v) { t.requires_grad_(v); })
       .def("requires_grad_", [](Tensor& t, bool v) { return t.requires_grad_(v); }, py::arg("requires_grad") = true)
-      .def_property("grad", &Tensor::grad, [](Tensor& t, py::object g) {
+      .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); }, [](Tensor& t, py::object g) {
         t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>());
       })
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
@@ -50,6 +55,10 @@ void init_autograd(py::module_& m) {
         impl->strides = src.strides();
         impl->offset = src.storage_offset();
         impl->dtype = src.dtype();
+        // A leaf's accumulator checks gradients against the geometry it saw.
+        if (auto* am = autograd::meta_if(t)) {
+          if (auto acc = am->grad_accumulator.lock()) acc->outputs[0] = {src.shape(), src.dtype(), src.device()};
+        }
       })
       .def("backward", [](const Tensor& t, py::object gradient, std::optional<bool> retain_graph, bool create_graph,
                           py::object inputs) {
@@ -63,7 +72,10 @@ void init_autograd(py::module_& m) {
         const int id = t.register_hook([fn](const Tensor& g) -> Tensor {
           py::gil_scoped_acquire gil;
           py::object r = fn(g);
-          return r.is_none() ? Tensor() : r.cast<Tensor>();
+          if (r.is_none()) return Tensor();
+          EMBER_CHECK(py::isinstance<Tensor>(r), TypeError, "register_hook: the hook returned ", type_name(r),
+                      "; a hook must return a Tensor or None");
+          return r.cast<Tensor>();
         });
         return id;
       })
@@ -85,8 +97,14 @@ void init_autograd(py::module_& m) {
     auto outs = tensor_list(outputs);
     auto ins = tensor_list(inputs);
     auto gs = tensor_list(grad_outputs);
-    py::gil_scoped_release release;
-    return autograd::grad(outs, ins, gs, retain_graph, create_graph, allow_unused);
+    std::vector<Tensor> result;
+    {
+      py::gil_scoped_release release;
+      result = autograd::grad(outs, ins, gs, retain_graph, create_graph, allow_unused);
+    }
+    py::list out;
+    for (const auto& g : result) out.append(tensor_or_none(g));
+    return out;
   });
 }
 

@@ -67,7 +67,7 @@ Tensor to_tensor_arg(py::handle obj, const char* op) {
 }
 
 std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
-  if (PyIndex_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  // Tensors first: a one-element integer tensor also passes PyIndex_Check.
   if (py::isinstance<Tensor>(obj)) {
     Tensor t = obj.cast<Tensor>();
     EMBER_CHECK(!t.is_floating_point(), TypeError, op, ": expected integers, got a ", dtype_name(t.dtype()), " tensor");
@@ -76,6 +76,7 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
     for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c.data<int64_t>()[i]);
     return out;
   }
+  if (PyIndex_Check(obj.ptr())) return {obj.cast<int64_t>()};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     std::vector<int64_t> out;
     for (auto item : obj) {
@@ -100,32 +101,62 @@ Dims to_dims(py::handle obj, const char* op) {
 
 namespace {
 
-// Walks nested sequences: shape, and the widest kind of number seen.
+// A list/tuple level of nested data (strings and tensors are not).
+bool is_nested(py::handle obj) {
+  return !py::isinstance<Tensor>(obj) && py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj);
+}
+
+void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind);
+
+// Walks nested sequences: shape, and the widest kind of number seen. Numbers
+// must all sit at the same depth, below every sequence ([[1], 2] is ragged).
 void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
-  if (py::isinstance<py::bool_>(obj)) { kind = std::max(kind, 0); return; }
+  if (!is_nested(obj)) {
+    EMBER_CHECK(shape.size() == depth, ValueError, "tensor: expected a sequence of length ",
+                depth < shape.size() ? shape[depth] : 0, " at dim ", depth, " (got ", type_name(obj), ")");
+    infer_item(obj, depth, shape, kind);
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(py::len(obj));
+  if (shape.size() <= depth) {
+    // Numbers were already seen at a depth above this one: ragged.
+    EMBER_CHECK(kind < 0, ValueError, "tensor: expected a number at dim ", depth, " (got a sequence)");
+    shape.push_back(n);
+  } else {
+    EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
+                " at dim ", depth, " (got ", n, ")");
+  }
+  for (auto item : obj) infer(item, depth + 1, shape, kind);
+}
+
+void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind) {
+  // Fast paths for plain Python numbers (large lists are mostly these).
+  if (PyFloat_CheckExact(obj.ptr())) { kind = 2; return; }
+  if (PyLong_CheckExact(obj.ptr())) { kind = std::max(kind, 1); return; }
+  // Tensors before integers: they define __index__ and would pass for one.
+  if (py::isinstance<Tensor>(obj)) {
+    Tensor t = obj.cast<Tensor>();
+    EMBER_CHECK(t.numel() == 1 && t.dim() == 0, ValueError,
+                "tensor: only one-element 0-d tensors can be mixed into nested lists (got shape ",
+                shape_str(t.shape()), ")");
+    kind = std::max(kind, t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
+    return;
+  }
+  if (py::isinstance<py::bool_>(obj) || (py::hasattr(obj, "dtype") && py::str(obj.attr("dtype")).cast<std::string>() == "bool" &&
+                                          !py::isinstance<py::sequence>(obj))) {
+    kind = std::max(kind, 0);
+    return;
+  }
   if (PyIndex_Check(obj.ptr()) && !py::isinstance<py::float_>(obj)) { kind = std::max(kind, 1); return; }
   if (py::isinstance<py::float_>(obj) || (PyNumber_Check(obj.ptr()) && !py::isinstance<py::sequence>(obj))) {
     kind = 2;
     return;
   }
-  if (py::isinstance<Tensor>(obj)) {
-    Tensor t = obj.cast<Tensor>();
-    EMBER_CHECK(t.numel() == 1 && t.dim() == 0, ValueError,
-                "tensor: only one-element 0-d tensors can be mixed into nested lists");
-    kind = std::max(kind, t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
-    return;
-  }
-  EMBER_CHECK(py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj), TypeError,
-              "tensor: could not infer dtype of ", type_name(obj));
-  const int64_t n = static_cast<int64_t>(py::len(obj));
-  if (shape.size() <= depth) shape.push_back(n);
-  else EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
-                   " at dim ", depth, " (got ", n, ")");
-  for (auto item : obj) infer(item, depth + 1, shape, kind);
+  throw TypeError(str("tensor: could not infer dtype of ", type_name(obj)));
 }
 
 void fill_from(py::handle obj, double*& out) {
-  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+  if (is_nested(obj)) {
     for (auto item : obj) fill_from(item, out);
     return;
   }
@@ -133,11 +164,25 @@ void fill_from(py::handle obj, double*& out) {
 }
 
 void fill_from_int(py::handle obj, int64_t*& out) {
-  if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
+  if (is_nested(obj)) {
     for (auto item : obj) fill_from_int(item, out);
     return;
   }
-  *out++ = py::isinstance<Tensor>(obj) ? obj.cast<Tensor>().item().to_int() : obj.cast<int64_t>();
+  if (py::isinstance<Tensor>(obj)) {
+    *out++ = obj.cast<Tensor>().item().to_int();
+    return;
+  }
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) {  // numpy.bool_ has no __index__, but int() takes it
+    PyErr_Clear();
+    index = py::reinterpret_steal<py::object>(PyNumber_Long(obj.ptr()));
+    if (!index) throw py::error_already_set();
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  EMBER_CHECK(!overflow, Error, "tensor: value ", std::string(py::str(obj)),
+              " does not fit in int64 (Overflow when unpacking long)");
+  *out++ = static_cast<int64_t>(v);
 }
 
 }  // namespace
@@ -147,7 +192,9 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     Tensor t = data.cast<Tensor>().detach();
     return t.to(device, dtype.value_or(t.dtype()), /*copy=*/true);
   }
-  if (py::isinstance<py::array>(data)) {
+  // numpy scalars (np.float64(2.0)) keep their dtype, as arrays do.
+  const bool numpy_scalar = py::isinstance(data, py::module_::import("numpy").attr("generic"));
+  if (py::isinstance<py::array>(data) || numpy_scalar) {
     py::array arr = py::array::ensure(data);
     std::string name = py::str(arr.dtype().attr("name"));
     if (name == "float16" || name == "float32" || name == "float64" || name == "int64" || name == "int32" ||

@@ -32,7 +32,13 @@ py::dtype numpy_dtype(DType t) {
 
 Tensor from_numpy(py::array arr) {
   const std::string name = py::str(arr.dtype().attr("name"));
-  DType dt = to_dtype(arr.dtype());
+  DType dt = DType::Float32;
+  try {
+    dt = to_dtype(arr.dtype());
+  } catch (const TypeError&) {
+    throw TypeError(str("from_numpy: can't convert np.ndarray of type numpy.", name, ". The only supported types "
+                        "are: float64, float32, float16, int64, int32, int8, uint8, and bool."));
+  }
   EMBER_CHECK(arr.dtype().attr("byteorder").cast<std::string>() != ">", TypeError,
               "from_numpy: big-endian arrays are not supported");
   const int64_t item = static_cast<int64_t>(itemsize(dt));
@@ -123,6 +129,7 @@ void init_tensor(py::module_& m) {
         return t.shape()[0];
       })
       .def("__bool__", [](const Tensor& t) {
+        EMBER_CHECK(t.numel() != 0, Error, "Boolean value of Tensor with no values is ambiguous");
         EMBER_CHECK(t.numel() == 1, Error, "Boolean value of Tensor with more than one value is ambiguous (shape ",
                     shape_str(t.shape()), "); use .any() or .all()");
         return t.item().to_bool();
