@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include <ember/autograd/functions/random.h>
+#include <ember/autograd/functions/common.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
