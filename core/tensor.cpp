@@ -12,8 +12,14 @@ const Shape& Tensor::shape() const {
 
 const Strides& Tensor::strides() const { return impl_->strides; }
 
-int64_t Tensor::size(int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const {
+  EMBER_CHECK(dim() > 0, IndexError, "size: dimension specified as ", d, " but tensor has no dimensions");
+  return shape()[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  EMBER_CHECK(dim() > 0, IndexError, "stride: dimension specified as ", d, " but tensor has no dimensions");
+  return strides()[wrap_dim(d, dim(), "stride")];
+}
 DType Tensor::dtype() const {
   EMBER_CHECK(impl_, Error, "tensor is undefined");
   return impl_->dtype;

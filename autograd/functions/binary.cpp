@@ -1,6 +1,7 @@
 #include <ember/autograd/functions/binary.h>
 
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/unary.h>
 #include <ember/core/ops/factory.h>
 
 namespace ember::autograd::functions {
@@ -43,7 +44,7 @@ Vjp div_backward() {
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
     // d(a/b)/db = -a / b^2
     return TensorList{need[0] ? div(g[0], s[1]) : Tensor(),
-                      need[1] ? mul(g[0], div(s[0], mul(s[1], s[1]))).mul(scalar_tensor(-1.0)) : Tensor()};
+                      need[1] ? neg(mul(g[0], div(s[0], mul(s[1], s[1])))) : Tensor()};
   };
 }
 
@@ -58,7 +59,7 @@ Vjp remainder_backward() {
   // remainder(a, b) = a - b * floor(a / b)
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
     return TensorList{need[0] ? g[0] : Tensor(),
-                      need[1] ? mul(g[0], div(s[0], s[1], "floor")).mul(scalar_tensor(-1.0)) : Tensor()};
+                      need[1] ? neg(mul(g[0], div(s[0], s[1], "floor"))) : Tensor()};
   };
 }
 

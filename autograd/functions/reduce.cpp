@@ -30,15 +30,6 @@ void check_no_double_backward(const char* op, const char* why) {
   EMBER_CHECK(!grad_enabled(), NotImplementedError, op, ": double backward ", why, " is not implemented");
 }
 
-// The op's output for a formula. Under create_graph it is recomputed from the
-// input so the second derivative sees its dependence on x (a saved output is
-// unpacked without requires_grad by the engine: it is saved before record()
-// marks the outputs); otherwise the saved value is used as is.
-template <class Recompute>
-Tensor output_for_backward(const Tensor& saved_out, Recompute recompute) {
-  return grad_enabled() ? recompute() : saved_out;
-}
-
 }  // namespace
 
 Tensor expand_reduced(const Tensor& g, const Shape& keep_shape, const Shape& in_shape) {
@@ -64,7 +55,7 @@ Vjp prod_backward(const Shape& keep_shape, const Shape& in_shape, std::optional<
     const Tensor ge = expand_reduced(g[0], keep_shape, in_shape);
     // No zeros: d prod / d x_i = prod / x_i, which is differentiable again.
     if (all(x.detach()).item().to_bool()) {
-      const Tensor out = output_for_backward(s[1], [&] { return prod(x, dim); });
+      const Tensor& out = s[1];
       return TensorList{mul(ge, div(reshape(out, keep_shape), x))};
     }
     check_no_double_backward("prod", "through an input containing zeros");
@@ -105,7 +96,7 @@ Vjp std_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& red
                  double denom) {
   return [=](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
     const Tensor& x = s[0];
-    const Tensor out = output_for_backward(s[1], [&] { return std_dev(x, reduced, correction); });
+    const Tensor& out = s[1];
     const Tensor centered = sub(x, mean(x, reduced, /*keepdim=*/true));
     const Tensor coeff = div(scaled(centered, 1.0 / denom), reshape(out, keep_shape));
     return TensorList{mul(expand_reduced(g[0], keep_shape, in_shape), coeff)};
@@ -115,7 +106,7 @@ Vjp std_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& red
 Vjp norm_backward(const Shape& keep_shape, const Shape& in_shape, const Dims& reduced, double p) {
   return [=](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
     const Tensor& x = s[0];
-    const Tensor n = reshape(p == 2 ? output_for_backward(s[1], [&] { return norm(x, p, reduced); }) : s[1], keep_shape);
+    const Tensor n = reshape(s[1], keep_shape);
     const Tensor ge = expand_reduced(g[0], keep_shape, in_shape);
     if (p == 0) return TensorList{mul(ge, zeros({}, ge.dtype()))};
     if (p == 1) return TensorList{mul(ge, grad_coeff(GradCoeff::Sign, x, x))};

@@ -161,6 +161,8 @@ Tensor roll(const Tensor& x, const Dims& shifts, const Dims& dims) {
   }
   EMBER_CHECK(shifts.size() == dims.size(), Error, "roll: shifts and dimensions must align. shifts: ",
               shifts.size(), ", dims: ", dims.size());
+  for (auto d : dims) wrap_dim(d, x.dim(), "roll");
+  if (x.dim() == 0) return x.clone();  // a 0-d tensor accepts dim 0 / -1 and has nothing to roll
   Tensor out = x;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = wrap_dim(dims[i], x.dim(), "roll");

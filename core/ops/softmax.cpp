@@ -34,8 +34,8 @@ Tensor run_softmax(const Tensor& input, int64_t dim, std::optional<DType> dtype,
   if (out.numel() > 0) cpu::softmax(out, in, outer, n, inner, log);
   if (compute != x.dtype()) out = out.to(x.dtype());
   if (autograd::any_requires_grad({x})) {
-    if (log) autograd::record("LogSoftmaxBackward0", {x}, {out}, {x, out}, functions::log_softmax_backward(d));
-    else autograd::record("SoftmaxBackward0", {x}, {out}, {x, out}, functions::softmax_backward(d));
+    if (log) autograd::record("LogSoftmaxBackward0", {x}, {out}, {out}, functions::log_softmax_backward(d));
+    else autograd::record("SoftmaxBackward0", {x}, {out}, {out}, functions::softmax_backward(d));
   }
   return out;
 }

@@ -72,18 +72,8 @@ Tensor compute(const Tensor& x, DType dtype, Kernel kernel) {
   return work == dtype ? out : out.to(dtype);
 }
 
-// Marks `out` as requiring grad before record() saves it. record() builds its
-// SavedTensors before it marks the outputs, so a saved output would otherwise
-// be unpacked without its grad_fn and double backward would miss that path.
-// (Reordering record() in autograd/node.cpp makes this unnecessary.)
-const Tensor& output_to_save(const Tensor& out) {
-  autograd::meta(out).requires_grad = true;
-  return out;
-}
-
 void record(const Spec& s, const Tensor& x, const Tensor& out) {
   if (!autograd::any_requires_grad({x})) return;
-  if (s.save == Save::Output) output_to_save(out);
   const TensorList saved = s.save == Save::Input ? TensorList{x} : s.save == Save::Output ? TensorList{out} : TensorList{};
   autograd::record(s.node, {x}, {out}, saved, s.backward());
 }
@@ -232,7 +222,7 @@ Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node)
     if (work != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({base, exponent})) {
-    autograd::record(node, {base, exponent}, {out}, {base, exponent, output_to_save(out)}, functions::pow_backward());
+    autograd::record(node, {base, exponent}, {out}, {base, exponent, out}, functions::pow_backward());
   }
   return out;
 }
