@@ -15,6 +15,10 @@ struct AutogradMeta {
   Tensor grad;
   std::shared_ptr<Node> grad_fn;        // null for leaves
   uint32_t output_nr = 0;               // which output of grad_fn this tensor is
+  // Storage version when grad_fn was set. A view whose storage was written
+  // since (through its base or a sibling view) gets its history re-derived
+  // from the base before it is used.
+  uint32_t history_version = 0;
   std::weak_ptr<Node> grad_accumulator; // leaves: the node that accumulates into .grad
   bool retains_grad = false;
   std::vector<std::pair<int, Tensor::Hook>> hooks;  // leaves only; non-leaf hooks live on grad_fn

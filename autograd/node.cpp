@@ -5,7 +5,10 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/core/error.h>
+#include <ember/autograd/functions/common.h>
+#include <ember/autograd/functions/copy.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
 
 namespace ember::autograd {
 
@@ -146,9 +149,14 @@ bool any_requires_grad(const TensorList& inputs) {
   return false;
 }
 
+namespace {
+void refresh_view_history(const Tensor& view);
+}  // namespace
+
 Edge gradient_edge(const Tensor& t) {
   auto* m = meta_if(t);
   if (!m || !m->requires_grad) return {};
+  if (m->grad_fn && t.impl()->view_base && m->history_version != t.version()) refresh_view_history(t);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   auto acc = m->grad_accumulator.lock();
   if (!acc) {
@@ -179,6 +187,7 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
       m.requires_grad = true;
       m.grad_fn = node;
       m.output_nr = nr;
+      m.history_version = out.version();
     }
     ++nr;
   }
@@ -190,25 +199,86 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
   }
 }
 
+namespace {
+
+bool is_grad_leaf(const Tensor& t) {
+  auto* m = meta_if(t);
+  return m && m->requires_grad && !m->grad_fn;
+}
+
+// Flat indices into the (contiguous) base of the view's elements.
+Tensor view_positions(const Tensor& view, const Tensor& base) {
+  EMBER_CHECK(base.is_contiguous(), NotImplementedError,
+              "in-place write through a view of a non-contiguous tensor that requires grad is not supported "
+              "yet; make the base contiguous (or clone() the view) first");
+  NoGradGuard no_grad;
+  const Tensor all = arange(0, base.numel(), 1, DType::Int64, base.device());
+  return make_view(all, view.shape(), view.strides(), view.storage_offset() - base.storage_offset())
+      .contiguous()
+      .reshape({-1});
+}
+
+// The view read back out of its base's current history.
+void read_view_from_base(const Tensor& view, const Tensor& base, const Tensor& positions) {
+  record("AsStridedBackward0", {base}, {view}, {}, functions::view_of_base_backward(positions, base.shape()));
+}
+
+void refresh_view_history(const Tensor& view) {
+  Tensor base(view.impl()->view_base);
+  if (!base.requires_grad() || !base.is_contiguous()) return;
+  read_view_from_base(view, base, view_positions(view, base));
+}
+
+// self, a view of `base`, was written in place with `result` (undefined: a
+// constant). base's history becomes "old base outside the view, result
+// inside" (CopySlices), and the view is read back out of the new base.
+void rebase_view(const Tensor& self, const Tensor& base, const Tensor& result) {
+  const Tensor positions = view_positions(self, base);
+  Tensor keep;
+  {
+    NoGradGuard no_grad;
+    keep = ones({base.numel()}, base.dtype(), base.device());
+    make_view(keep, self.shape(), self.strides(), self.storage_offset() - base.storage_offset()).fill_(0);
+    keep = keep.reshape(base.shape());
+  }
+  record("CopySlices", {base, result}, {base}, {}, functions::copy_slices_backward(keep, positions, self.shape()));
+  read_view_from_base(self, base, positions);
+}
+
+}  // namespace
+
 void check_inplace(const Tensor& self, const char* op) {
   if (!grad_enabled()) return;
-  auto* m = meta_if(self);
-  if (m && m->requires_grad && !m->grad_fn) {
+  if (is_grad_leaf(self)) {
     throw Error(str(op, ": a leaf Variable that requires grad is being used in an in-place operation. "
                         "Wrap the update in `with ember.no_grad():` or operate on x.detach()."));
+  }
+  const auto& base = self.impl()->view_base;
+  if (base && is_grad_leaf(Tensor(base))) {
+    throw Error(str(op, ": a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                        "Wrap the update in `with ember.no_grad():` or clone() the leaf first."));
   }
 }
 
 void rebase_history(const Tensor& self, const Tensor& result) {
-  auto* rm = meta_if(result);
-  if (!rm || !rm->grad_fn) return;
-  EMBER_CHECK(!self.impl()->is_view, NotImplementedError,
-              "in-place modification of a view of a tensor that requires grad is not supported yet; "
-              "use the out-of-place op (or clone() the view first)");
-  auto& m = meta(self);
-  m.requires_grad = true;
-  m.grad_fn = rm->grad_fn;
-  m.output_nr = rm->output_nr;
+  if (!grad_enabled()) return;
+  const bool result_grad = result.defined() && result.requires_grad();
+  if (const auto& base_impl = self.impl()->view_base) {
+    Tensor base(base_impl);
+    if (result_grad || base.requires_grad()) rebase_view(self, base, result);
+    return;
+  }
+  if (result_grad) {
+    auto* rm = meta_if(result);
+    auto& m = meta(self);
+    m.requires_grad = true;
+    m.grad_fn = rm->grad_fn;
+    m.output_nr = rm->output_nr;
+    m.history_version = self.version();
+  } else if (self.requires_grad() && !is_grad_leaf(self)) {
+    // Overwritten with a constant: the old history gets no gradient.
+    record("FillBackward0", {}, {self}, {}, functions::zero_backward());
+  }
 }
 
 }  // namespace ember::autograd

@@ -118,8 +118,9 @@ bool any_requires_grad(const TensorList& inputs);
 void record(const char* name, const TensorList& inputs, const TensorList& outputs,
             const TensorList& saved, Vjp vjp);
 
-// For in-place ops under autograd: makes `self` take over `result`'s history
-// after its data was written into self. Errors as PyTorch does on leaves.
+// For in-place ops under autograd: `self` now holds `result` (undefined when
+// it was overwritten with a constant) and takes over its history; when self is
+// a view, its base's history is rewritten too.
 void rebase_history(const Tensor& self, const Tensor& result);
 // Throws PyTorch's error when `self` is a leaf requiring grad (or a view of
 // one) and grad mode is on. Called by every in-place op before writing.

@@ -21,6 +21,9 @@ struct TensorImpl {
   bool wrapped_number = false;
   // Set on tensors that alias another tensor's memory through a view op.
   bool is_view = false;
+  // For differentiable views (view, select, slice, ...): the tensor that owns
+  // the memory. An in-place write through the view rewrites its history.
+  std::shared_ptr<TensorImpl> view_base;
   std::unique_ptr<autograd::AutogradMeta> autograd;
 
   TensorImpl(Storage s, Shape sh, Strides st, int64_t off, DType dt);

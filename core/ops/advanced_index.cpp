@@ -116,13 +116,6 @@ Restrided restride_advanced(const Tensor& x, IndexList indices, const char* op) 
   return r;
 }
 
-// Checked before writing, so a refused in-place op leaves x unchanged.
-void check_not_view_under_grad(const Tensor& x, const char* op) {
-  EMBER_CHECK(!x.impl()->is_view, NotImplementedError, op,
-              ": in-place modification of a view of a tensor that requires grad is not supported yet; "
-              "use the out-of-place op (or clone() the view first)");
-}
-
 bool any_defined(const IndexList& indices) {
   for (const auto& i : indices)
     if (i && i->defined()) return true;
@@ -201,14 +194,7 @@ Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& val
 Tensor& index_put_(Tensor& x, const IndexList& indices, const Tensor& values, bool accumulate) {
   autograd::check_inplace(x, "index_put_");
   if (autograd::any_requires_grad({x, values})) {
-    check_not_view_under_grad(x, "index_put_");
-    Tensor result = index_put(x, indices, values, accumulate);
-    {
-      autograd::NoGradGuard no_grad;
-      copy_(x, result);
-    }
-    autograd::rebase_history(x, result);
-    return x;
+    return assign_inplace(x, index_put(x, indices, values, accumulate));
   }
   EMBER_CHECK(x.device().is_cpu() && values.device().is_cpu(), NotImplementedError,
               "index_put_: only the CPU is supported in this build");
@@ -318,7 +304,6 @@ Tensor getitem(const Tensor& x, const std::vector<TensorIndex>& items) {
 void setitem(Tensor& x, const std::vector<TensorIndex>& items, const Tensor& value) {
   if (autograd::any_requires_grad({x, value})) {
     autograd::check_inplace(x, "setitem");
-    check_not_view_under_grad(x, "setitem");
     // Record one index_put over the flattened tensor: the subscript applied
     // to the element numbers of x says which elements are written.
     Tensor where;
@@ -327,12 +312,7 @@ void setitem(Tensor& x, const std::vector<TensorIndex>& items, const Tensor& val
       where = getitem(arange(0, x.numel(), 1, DType::Int64, x.device()).view(x.shape()), items);
     }
     const Tensor v = values_for(value, where.shape(), x.dtype(), "setitem").reshape({-1});
-    const Tensor result = index_put(reshape(x, {-1}), {where.reshape({-1})}, v).view(x.shape());
-    {
-      autograd::NoGradGuard no_grad;
-      copy_(x, result);
-    }
-    autograd::rebase_history(x, result);
+    assign_inplace(x, index_put(reshape(x, {-1}), {where.reshape({-1})}, v).view(x.shape()));
     return;
   }
   Subscript s = apply_basic(x, items);

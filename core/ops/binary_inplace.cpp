@@ -80,13 +80,7 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   EMBER_CHECK(promote_types(result.dtype(), self.dtype()) == self.dtype() || is_floating(self.dtype()),
               Error, op, ": result type ", dtype_name(result.dtype()),
               " can't be cast to the desired output type ", dtype_name(self.dtype()));
-  {
-    autograd::NoGradGuard no_grad;
-    Tensor dst = self;
-    copy_(dst, result);
-  }
-  autograd::rebase_history(self, result.to(self.dtype()));
-  return self;
+  return assign_inplace(self, result);
 }
 
 // The self an out-of-place op reads on the slow path: a copy when autograd

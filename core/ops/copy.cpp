@@ -2,6 +2,7 @@
 #include <ember/core/ops/copy.h>
 
 #include <ember/autograd/functions/copy.h>
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/copy.h>
@@ -72,12 +73,21 @@ Tensor Tensor::clone() const { return to_dtype(*this, dtype(), /*copy=*/true); }
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
+Tensor& assign_inplace(Tensor& self, const Tensor& result) {
+  {
+    autograd::NoGradGuard no_grad;
+    copy_(self, result);  // bumps the version
+  }
+  autograd::rebase_history(self, result.dtype() == self.dtype() ? result : result.to(self.dtype()));
+  return self;
+}
+
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_inplace(*this, "fill_");
   EMBER_CHECK(device().is_cpu(), NotImplementedError, "fill_: only the CPU is supported in this build");
   cpu::fill(*this, value);
   bump_version();
-  if (requires_grad()) autograd::meta(*this).grad_fn.reset();  // a constant now
+  autograd::rebase_history(*this, Tensor());  // a constant now
   return *this;
 }
 

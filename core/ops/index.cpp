@@ -269,12 +269,7 @@ namespace {
 // The in-place forms: compute out of place, write back, take over the history.
 Tensor& assign(Tensor& self, const Tensor& result, const char* op) {
   autograd::check_inplace(self, op);
-  {
-    autograd::NoGradGuard no_grad;
-    copy_(self, result);
-  }
-  autograd::rebase_history(self, result);
-  return self;
+  return assign_inplace(self, result);
 }
 }  // namespace
 

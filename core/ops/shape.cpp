@@ -73,6 +73,7 @@ std::optional<Strides> view_strides(const Tensor& x, const Shape& shape) {
 }
 
 Tensor record_view(const char* name, const Tensor& x, Tensor out, autograd::Vjp vjp) {
+  out.impl()->view_base = x.impl()->view_base ? x.impl()->view_base : x.impl_ptr();
   if (autograd::any_requires_grad({x})) autograd::record(name, {x}, {out}, {}, std::move(vjp));
   return out;
 }

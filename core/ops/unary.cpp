@@ -127,20 +127,7 @@ void check_writable(const char* name, const Tensor& self) {
   }
 }
 
-// Under autograd: copies an out-of-place result into self, which then takes
-// over the result's history.
-Tensor& take_over(Tensor& self, const Tensor& result, const char* name) {
-  EMBER_CHECK(!self.impl()->is_view, NotImplementedError, name,
-              ": in-place modification of a view of a tensor that requires grad is not supported yet; "
-              "use the out-of-place op (or clone() the view first)");
-  {
-    autograd::NoGradGuard no_grad;
-    Tensor dst = self;
-    copy_(dst, result);  // bumps the version
-  }
-  autograd::rebase_history(self, result.dtype() == self.dtype() ? result : result.to(self.dtype()));
-  return self;
-}
+
 
 // Writes an op into self. Without autograd the kernel writes straight into
 // self (no temporary: the optimizer's fast path); under autograd the op runs
@@ -163,7 +150,7 @@ Tensor& inplace(Tensor& self, const char* name, DType result, Kernel kernel, Fun
     self.bump_version();
     return self;
   }
-  return take_over(self, functional(saves_input ? self.clone() : self), name);
+  return assign_inplace(self, functional(saves_input ? self.clone() : self));
 }
 
 // In-place ops with tensor operands: `result` was computed out of place
@@ -172,7 +159,7 @@ Tensor& assign(Tensor& self, const Tensor& result, const char* name) {
   EMBER_CHECK(result.shape() == self.shape(), Error, name, ": output with shape ", self.shape_str(),
               " doesn't match the broadcast shape ", shape_str(result.shape()));
   check_castable(name, result.dtype(), self.dtype());
-  if (result.requires_grad()) return take_over(self, result, name);
+  if (result.requires_grad()) return assign_inplace(self, result);
   cpu::copy(self, result);
   self.bump_version();
   return self;

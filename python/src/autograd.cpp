@@ -60,14 +60,6 @@ void init_autograd(py::module_& m) {
           if (auto acc = am->grad_accumulator.lock()) acc->outputs[0] = {src.shape(), src.dtype(), src.device()};
         }
       })
-      .def("backward", [](const Tensor& t, py::object gradient, std::optional<bool> retain_graph, bool create_graph,
-                          py::object inputs) {
-        EMBER_CHECK(inputs.is_none(), NotImplementedError, "backward: the inputs= argument is not supported yet");
-        Tensor g = gradient.is_none() ? Tensor() : to_tensor_arg(gradient, "backward");
-        py::gil_scoped_release release;
-        t.backward(g, retain_graph.value_or(create_graph), create_graph);
-      }, py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false,
-         py::arg("inputs") = py::none())
       .def("register_hook", [](const Tensor& t, py::function fn) {
         const int id = t.register_hook([fn](const Tensor& g) -> Tensor {
           py::gil_scoped_acquire gil;
