@@ -31,6 +31,7 @@ globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
 from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 from ember import autograd  # noqa: E402,F401
 from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
+from ember._tensor import Size  # noqa: E402,F401
 
 __version__ = "0.1.0"
 # Prefix for C++ programs: cmake -DCMAKE_PREFIX_PATH=<this> finds ember::ember.

@@ -30,3 +30,28 @@ def _iter(self):
 
 
 Tensor.__iter__ = _iter
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints that prints as ember.Size([2, 3])."""
+
+    def __repr__(self):
+        return f"ember.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+_shape = Tensor.shape
+_size = Tensor.size
+Tensor.shape = property(lambda self: Size(_shape.__get__(self)), doc="The tensor's shape, as an ember.Size.")
+
+
+def _size_method(self, dim=None):
+    return Size(_size(self)) if dim is None else _size(self, dim)
+
+
+Tensor.size = _size_method

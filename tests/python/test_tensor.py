@@ -380,3 +380,12 @@ def test_contiguity_of_views():
     assert c.is_contiguous() and c.stride() == (2, 1)
     assert ember.zeros(1, 3).expand(4, 3).stride() == (0, 1)
     assert ember.zeros(3, 1).t().is_contiguous()  # size-1 dims do not matter
+
+
+def test_shape_is_an_ember_size():
+    x = ember.zeros(2, 3)
+    assert isinstance(x.shape, ember.Size) and isinstance(x.size(), ember.Size)
+    assert x.shape == (2, 3) and x.size(-1) == 3
+    assert repr(x.shape) == "ember.Size([2, 3])"
+    assert x.shape.numel() == 6
+    assert ember.zeros(x.shape).shape == (2, 3)
