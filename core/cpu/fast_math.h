@@ -3,8 +3,8 @@
 // the loops that call them; glibc's scalar expf / tanhf do not vectorize
 // without -ffast-math. Accuracy (checked over all floats): exp < 1 ulp,
 // expm1 and tanh < 4 ulp, log and log1p < 3 ulp, erf < 3e-7 relative; NaN, +-inf, -0 and the subnormal range behave as in
-// libm. The including file needs -fno-trapping-math (see core/cpu/unary.cpp)
-// for GCC to if-convert the argument clamp.
+// libm. They vectorize with -fno-trapping-math (set for all of libember in
+// CMakeLists.txt), which lets GCC if-convert the argument clamps.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -5,8 +5,8 @@
 // The last dim (inner == 1) is the hot path: per row one pass for the max,
 // one fused pass writing exp(x - max) and summing it, one pass scaling (or
 // shifting), rows in parallel. Other dims work on chunks of `inner` columns so
-// every loop runs along contiguous memory. float32 exp is a vectorized
-// polynomial (SSE2) since std::exp does not vectorize; float64 uses std::exp.
+// every loop runs along contiguous memory. float32 exp is fast::exp, which
+// vectorizes (std::exp does not); float64 uses std::exp.
 #include <ember/core/cpu/softmax.h>
 
 #include <cmath>
@@ -14,106 +14,43 @@
 #include <cstring>
 #include <limits>
 
+#include <ember/core/cpu/fast_math.h>
 #include <ember/core/cpu/parallel.h>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace ember::cpu {
 
 namespace {
 
-constexpr float kExpLow = -87.0f;  // below this exp(x) < 2^-125: flushed to 0
+inline float exp_of(float x) { return fast::exp(x); }  // vectorizes, < 1 ulp
+inline double exp_of(double x) { return std::exp(x); }
 
-// exp(x) for x <= 0 in float32 (~1 ulp): x = n ln2 + r with |r| <= ln2 / 2,
-// Cephes' degree-6 polynomial for exp(r), scaled by 2^n through the exponent
-// bits. Inputs below kExpLow (and -inf, NaN) give 0; positive inputs clamp to 0.
-inline float exp_nonpositive(float x) {
-  if (!(x >= kExpLow)) return 0.0f;
-  x = x > 0.0f ? 0.0f : x;
-  const int n = static_cast<int>(x * 1.44269504088896341f - 0.5f);  // round(x / ln2) for x <= 0
-  const float fn = static_cast<float>(n);
-  const float r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
-  const int32_t bits = (n + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
+// Sum of n values in 16 lanes (vectorizes).
+template <class T>
+T lane_sum(const T* q, int64_t n) {
+  constexpr int L = 16;
+  T lanes[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int l = 0; l < L; ++l) lanes[l] += q[i + l];
+  }
+  T sum = 0;
+  for (int l = 0; l < L; ++l) sum += lanes[l];
+  for (; i < n; ++i) sum += q[i];
+  return sum;
 }
-inline double exp_nonpositive(double x) { return std::exp(x); }
-
-#if defined(__SSE2__)
-// Four lanes of exp_nonpositive.
-inline __m128 exp_nonpositive(__m128 x) {
-  const __m128 keep = _mm_cmpge_ps(x, _mm_set1_ps(kExpLow));  // false for NaN too
-  x = _mm_min_ps(_mm_max_ps(x, _mm_set1_ps(kExpLow)), _mm_setzero_ps());
-  const __m128i n = _mm_cvttps_epi32(_mm_sub_ps(_mm_mul_ps(x, _mm_set1_ps(1.44269504088896341f)), _mm_set1_ps(0.5f)));
-  const __m128 fn = _mm_cvtepi32_ps(n);
-  __m128 r = _mm_sub_ps(x, _mm_mul_ps(fn, _mm_set1_ps(0.693359375f)));
-  r = _mm_sub_ps(r, _mm_mul_ps(fn, _mm_set1_ps(-2.12194440e-4f)));
-  __m128 y = _mm_set1_ps(1.9875691500e-4f);
-  y = _mm_add_ps(_mm_mul_ps(y, r), _mm_set1_ps(1.3981999507e-3f));
-  y = _mm_add_ps(_mm_mul_ps(y, r), _mm_set1_ps(8.3334519073e-3f));
-  y = _mm_add_ps(_mm_mul_ps(y, r), _mm_set1_ps(4.1665795894e-2f));
-  y = _mm_add_ps(_mm_mul_ps(y, r), _mm_set1_ps(1.6666665459e-1f));
-  y = _mm_add_ps(_mm_mul_ps(y, r), _mm_set1_ps(5.0000001201e-1f));
-  y = _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_mul_ps(y, r), r), r), _mm_set1_ps(1.0f));
-  const __m128 scale = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23));
-  return _mm_and_ps(_mm_mul_ps(y, scale), keep);
-}
-#endif
 
 // q[i] = exp(p[i] - m); returns the sum of q.
 template <class T>
 T exp_shifted_row(T* q, const T* p, T m, int64_t n) {
-  int64_t i = 0;
-  T sum = 0;
-#if defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
-    const __m128 mv = _mm_set1_ps(m);
-    for (; i + 8 <= n; i += 8) {
-      const __m128 e0 = exp_nonpositive(_mm_sub_ps(_mm_loadu_ps(p + i), mv));
-      const __m128 e1 = exp_nonpositive(_mm_sub_ps(_mm_loadu_ps(p + i + 4), mv));
-      _mm_storeu_ps(q + i, e0);
-      _mm_storeu_ps(q + i + 4, e1);
-      acc0 = _mm_add_ps(acc0, e0);
-      acc1 = _mm_add_ps(acc1, e1);
-    }
-    float lanes[4];
-    _mm_storeu_ps(lanes, _mm_add_ps(acc0, acc1));
-    sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  }
-#endif
-  for (; i < n; ++i) {
-    q[i] = exp_nonpositive(p[i] - m);
-    sum += q[i];
-  }
-  return sum;
+  for (int64_t i = 0; i < n; ++i) q[i] = exp_of(p[i] - m);
+  return lane_sum(q, n);
 }
 
 // q[i] = exp(p[i] - m[i]); sum[i] += q[i] over w columns.
 template <class T>
 void exp_shifted_cols(T* q, const T* p, const T* m, T* sum, int64_t w) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    for (; i + 4 <= w; i += 4) {
-      const __m128 e = exp_nonpositive(_mm_sub_ps(_mm_loadu_ps(p + i), _mm_loadu_ps(m + i)));
-      _mm_storeu_ps(q + i, e);
-      _mm_storeu_ps(sum + i, _mm_add_ps(_mm_loadu_ps(sum + i), e));
-    }
-  }
-#endif
-  for (; i < w; ++i) {
-    q[i] = exp_nonpositive(p[i] - m[i]);
+  for (int64_t i = 0; i < w; ++i) {
+    q[i] = exp_of(p[i] - m[i]);
     sum[i] += q[i];
   }
 }

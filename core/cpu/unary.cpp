@@ -3,13 +3,6 @@
 // and erf based ops use core/cpu/fast_math.h, which vectorizes where libm
 // does not.
 
-// Without FP-exception semantics GCC may if-convert the comparisons in
-// fast_math.h and vectorize; ember never reads the FP exception flags. Must
-// come before any include so every function in this file shares the options.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
-
 #include <ember/core/cpu/unary.h>
 
 #include <cmath>

@@ -139,3 +139,22 @@ def cases_ids(cases):
 
 def parametrize_cases(cases):
     return pytest.mark.parametrize("case", cases, ids=cases_ids(cases))
+
+
+def table_tests(cases):
+    """The two tests every op table gets: forward against numpy on each row's
+    shapes and dtypes, and float64 gradcheck on each differentiable row.
+    Use as `test_forward, test_gradcheck = table_tests(CASES)`."""
+
+    @parametrize_cases(cases)
+    def test_forward(case):
+        for shapes in case.shapes:
+            for dtype in case.dtypes:
+                check_forward(case, shapes, dtype)
+
+    @parametrize_cases([c for c in cases if c.grad])
+    def test_gradcheck(case):
+        for shapes in case.shapes:
+            check_grad(case, shapes)
+
+    return test_forward, test_gradcheck
