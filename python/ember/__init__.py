@@ -32,6 +32,8 @@ from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabl
 from ember import autograd  # noqa: E402,F401
 from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
 from ember._tensor import Size  # noqa: E402,F401
+from ember import nn, optim, utils  # noqa: E402,F401
+from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
 
 __version__ = "0.1.0"
 # Prefix for C++ programs: cmake -DCMAKE_PREFIX_PATH=<this> finds ember::ember.

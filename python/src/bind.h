@@ -74,6 +74,15 @@ void init_shape(py::module_& m);
 void init_index(py::module_& m);
 void init_random(py::module_& m);
 void init_print(py::module_& m);
+void init_conv(py::module_& m);
+void init_pool(py::module_& m);
+void init_norm(py::module_& m);
+void init_loss(py::module_& m);
+void init_optim(py::module_& m);
 void init_cuda(py::module_& m);
+
+// ember._C._nn: the kernels behind ember.nn.functional (as torch._C._nn),
+// bound there with torch.nn.functional's names and signatures.
+inline py::module_ nn_module(py::module_& m) { return m.attr("_nn").cast<py::module_>(); }
 
 }  // namespace ember::python

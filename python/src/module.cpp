@@ -20,6 +20,7 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+  m.def_submodule("_nn", "kernels behind ember.nn.functional");
   init_dtype(m);
   init_tensor(m);
   init_autograd(m);
@@ -34,6 +35,11 @@ PYBIND11_MODULE(_C, m) {
   init_index(m);
   init_random(m);
   init_print(m);
+  init_conv(m);
+  init_pool(m);
+  init_norm(m);
+  init_loss(m);
+  init_optim(m);
   init_cuda(m);
 }
 

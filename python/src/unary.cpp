@@ -195,7 +195,7 @@ void init_unary(py::module_& m) {
       }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
 
   // Activations PyTorch keeps in torch._C._nn (used by nn.functional).
-  py::module_ nn = m.def_submodule("_nn", "activation kernels behind ember.nn.functional");
+  py::module_ nn = nn_module(m);
   nn.def("gelu", [](py::object x, std::string approximate) { return gelu(input_tensor(x, "gelu"), approximate); },
          py::arg("input"), py::kw_only(), py::arg("approximate") = "none");
   nn.def("silu", [](py::object x) { return silu(input_tensor(x, "silu")); }, py::arg("input"));

@@ -1,0 +1,1 @@
+"""ember.nn: modules, layers, losses, functional, init (as torch.nn)."""

@@ -1,0 +1,1 @@
+"""ember.save / ember.load: checkpoints as safetensors plus JSON metadata."""

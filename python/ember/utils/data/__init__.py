@@ -1,0 +1,1 @@
+"""ember.utils.data: datasets, samplers and DataLoader (as torch.utils.data)."""

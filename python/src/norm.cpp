@@ -1,0 +1,8 @@
+// Bindings of the norm family (into ember._C._nn where nn.functional uses them).
+#include "bind.h"
+
+namespace ember::python {
+
+void init_norm(py::module_& m) {}
+
+}  // namespace ember::python
