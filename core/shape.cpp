@@ -6,7 +6,13 @@ namespace ember {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (auto s : shape) n *= s;
+  bool overflow = false;
+  for (auto s : shape) overflow |= __builtin_mul_overflow(n, s, &n);
+  // A zero anywhere makes the product 0 whatever overflowed before it.
+  for (auto s : shape) {
+    if (s == 0) return 0;
+  }
+  EMBER_CHECK(!overflow, Error, "shape ", shape_str(shape), " has more elements than fit in int64");
   return n;
 }
 

@@ -45,11 +45,14 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   for (auto s : shape) {
     EMBER_CHECK(s >= 0, ValueError, "empty: negative dimension in shape ", shape_str(shape));
   }
-  const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  size_t nbytes = 0;
+  EMBER_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel_of(shape)), itemsize(dtype), &nbytes), Error,
+              "empty: a ", dtype_name(dtype), " tensor of shape ", shape_str(shape), " needs more bytes than fit in memory");
   return Tensor(std::make_shared<TensorImpl>(Storage(nbytes, device), shape, contiguous_strides(shape), 0, dtype));
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
+  numel_of(shape);  // throws when the element count overflows (e.g. a huge expand)
   auto impl = std::make_shared<TensorImpl>(base.storage(), std::move(shape), std::move(strides), offset,
                                            base.dtype());
   impl->is_view = true;

@@ -6,8 +6,8 @@ namespace ember::cuda {
 
 namespace {
 [[noreturn]] void no_cuda(const char* what) {
-  throw Error(str(what, ": ember was built without CUDA support; rebuild with the CUDA toolkit "
-                        "installed (nvcc on PATH) and EMBER_CUDA=ON to use GPUs"));
+  throw Error(str(what, ": ember was built without CUDA support, so tensors can only live on the CPU; "
+                        "use device='cpu' (ember.cuda.is_available() tells whether a GPU can be used)"));
 }
 }  // namespace
 

@@ -43,9 +43,22 @@ Device to_device(py::handle obj, Device dflt) {
   throw TypeError(str("expected a device such as 'cpu' or 'cuda:0', got ", std::string(py::repr(obj))));
 }
 
+namespace {
+// A Python int as int64, or an error naming the op when it does not fit.
+int64_t to_int64(py::handle obj, const char* op) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (overflow != 0) {
+    throw Error(str(op, ": value ", std::string(py::str(obj)), " is out of range for int64"));
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+}  // namespace
+
 Scalar to_scalar(py::handle obj, const char* op) {
   if (py::isinstance<py::bool_>(obj)) return Scalar(obj.cast<bool>());
-  if (py::isinstance<py::int_>(obj)) return Scalar(obj.cast<int64_t>());
+  if (py::isinstance<py::int_>(obj)) return Scalar(to_int64(obj, op));
   if (py::isinstance<py::float_>(obj)) return Scalar(obj.cast<double>());
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>().item();
   // numpy scalars and other numbers
@@ -59,7 +72,8 @@ Tensor to_tensor_arg(py::handle obj, const char* op) {
   if (py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj)) {
     return scalar_tensor(to_scalar(obj, op));
   }
-  if (py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+  if (py::isinstance<py::array>(obj)) return tensor_from_data(obj, std::nullopt, kCPU);  // as torch: a copy
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
     throw TypeError(str(op, ": expected a Tensor or a number, got ", type_name(obj),
                         "; wrap it with ember.tensor(...) first"));
   }

@@ -31,12 +31,19 @@ void init_copy(py::module_& m) {
     }
     return t.to(device.value_or(t.device()), dtype.value_or(t.dtype()), copy);
   });
-  cls.def("type_as", &Tensor::type_as)
+  cls.def("type_as", &Tensor::type_as, py::arg("other"))
       .def("clone", [](const Tensor& t, py::object) { return t.clone(); }, py::arg("memory_format") = py::none())
       .def("contiguous", [](const Tensor& t, py::object) { return t.contiguous(); }, py::arg("memory_format") = py::none())
       .def("copy_", [](Tensor& t, py::object src, bool) { return t.copy_(to_tensor_arg(src, "copy_")); },
            py::arg("src"), py::arg("non_blocking") = false)
-      .def("fill_", [](Tensor& t, py::object v) { return t.fill_(to_scalar(v, "fill_")); })
+      .def("fill_", [](Tensor& t, py::object v) {
+        if (py::isinstance<Tensor>(v)) {
+          const Tensor value = v.cast<Tensor>();
+          EMBER_CHECK(value.dim() == 0, Error, "fill_: only supports a 0-dimension value tensor, but got a tensor with ",
+                      value.dim(), " dimensions");
+        }
+        return t.fill_(to_scalar(v, "fill_"));
+      }, py::arg("value"))
       .def("zero_", &Tensor::zero_)
       .def("cpu", &Tensor::cpu)
       .def("cuda", [](const Tensor& t, py::object device, bool) {
@@ -55,7 +62,8 @@ void init_copy(py::module_& m) {
         if (dtype.is_none()) return py::str(std::string("ember.") + dtype_name(t.dtype()));
         return py::cast(t.to(to_dtype(dtype)));
       }, py::arg("dtype") = py::none());
-  m.def("clone", [](const Tensor& t) { return t.clone(); });
+  m.def("clone", [](const Tensor& t, py::object) { return t.clone(); }, py::arg("input"), py::kw_only(),
+        py::arg("memory_format") = py::none());
 }
 
 }  // namespace ember::python

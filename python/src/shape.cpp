@@ -41,10 +41,11 @@ void init_shape(py::module_& m) {
       .def("reshape", [](const Tensor& t, py::args args) { return t.reshape(shape_from_args(args, "reshape")); })
       .def("expand", [](const Tensor& t, py::args args) { return t.expand(shape_from_args(args, "expand")); })
       .def("permute", [](const Tensor& t, py::args args) { return t.permute(shape_from_args(args, "permute")); })
-      .def("view_as", &Tensor::view_as)
-      .def("reshape_as", &Tensor::reshape_as)
-      .def("expand_as", &Tensor::expand_as)
-      .def("transpose", &Tensor::transpose)
+      .def("view_as", &Tensor::view_as, py::arg("other"))
+      .def("reshape_as", &Tensor::reshape_as, py::arg("other"))
+      .def("expand_as", &Tensor::expand_as, py::arg("other"))
+      .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
+      .def("swapaxes", &Tensor::transpose, py::arg("axis0"), py::arg("axis1"))
       .def("t", &Tensor::t)
       .def_property_readonly("T", [](const Tensor& t) {
         Dims d(t.dim());
@@ -52,7 +53,7 @@ void init_shape(py::module_& m) {
         return t.permute(d);
       })
       .def_property_readonly("mT", [](const Tensor& t) { return t.transpose(-2, -1); })
-      .def("unsqueeze", &Tensor::unsqueeze)
+      .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
       .def("squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return dim ? t.squeeze(*dim) : t.squeeze(); },
            py::arg("dim") = py::none())
       .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
@@ -71,11 +72,14 @@ void init_shape(py::module_& m) {
       .def("repeat", [](const Tensor& t, py::args r) { return t.repeat(shape_from_args(r, "repeat")); })
       .def("tril", &Tensor::tril, py::arg("diagonal") = 0)
       .def("triu", &Tensor::triu, py::arg("diagonal") = 0);
-  m.def("reshape", [](const Tensor& t, py::object shape) { return t.reshape(to_int_list(shape, "reshape")); });
-  m.def("permute", [](const Tensor& t, py::object dims) { return t.permute(to_int_list(dims, "permute")); });
-  m.def("transpose", &ember::transpose);
-  m.def("t", [](const Tensor& t) { return t.t(); });
-  m.def("unsqueeze", &ember::unsqueeze);
+  m.def("reshape", [](const Tensor& t, py::object shape) { return t.reshape(to_int_list(shape, "reshape")); },
+        py::arg("input"), py::arg("shape"));
+  m.def("permute", [](const Tensor& t, py::object dims) { return t.permute(to_int_list(dims, "permute")); },
+        py::arg("input"), py::arg("dims"));
+  m.def("transpose", &ember::transpose, py::arg("input"), py::arg("dim0"), py::arg("dim1"));
+  m.def("swapaxes", &ember::transpose, py::arg("input"), py::arg("axis0"), py::arg("axis1"));
+  m.def("t", [](const Tensor& t) { return t.t(); }, py::arg("input"));
+  m.def("unsqueeze", &ember::unsqueeze, py::arg("input"), py::arg("dim"));
   m.def("squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return squeeze(t, dim); },
         py::arg("input"), py::arg("dim") = py::none());
   m.def("flatten", [](const Tensor& t, int64_t s, int64_t e) { return t.flatten(s, e); }, py::arg("input"),

@@ -121,7 +121,7 @@ void init_tensor(py::module_& m) {
       })
       .def("numpy", &to_numpy)
       .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
-        py::array a = to_numpy(t.detach());
+        py::array a = to_numpy(t);  // refuses tensors that require grad, as torch
         return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));
       }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
       .def("__len__", [](const Tensor& t) {
@@ -144,6 +144,8 @@ void init_tensor(py::module_& m) {
       .def("__repr__", &Tensor::str)
       .def("__hash__", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); })
       .def("__copy__", [](const Tensor& t) { return t; })
+      // numpy defers to Tensor's reflected operators: np.float64(2) * x stays a tensor.
+      .def_property_readonly_static("__array_priority__", [](py::object) { return 1000; })
       .def_property_readonly("_version", &Tensor::version);
 
   m.def("tensor", [](py::object data, py::object dtype, py::object device, bool requires_grad) {

@@ -34,6 +34,7 @@ CASES = [
            atol=1e-5),
     OpCase("matmul_op", lambda a, b: a @ b, lambda a, b: a @ b, [[(2, 3), (3, 4)], [(2, 2, 3), (3,)]],
            dtypes=FLOATS, rtol=1e-4, atol=1e-5),
+    OpCase("rmatmul", lambda a, b: a.__rmatmul__(b), lambda a, b: b @ a, [[(3, 4), (2, 3)], [(3,), (2, 3)]]),
     OpCase("mm", ember.mm, np.matmul, [[(2, 3), (3, 4)], [(1, 5), (5, 1)], [(0, 3), (3, 2)], [(3, 0), (0, 2)]],
            dtypes=FLOATS + (np.int8, np.uint8), rtol=1e-4, atol=1e-5),
     OpCase("bmm", ember.bmm, np.matmul, [[(2, 2, 3), (2, 3, 4)], [(1, 3, 3), (1, 3, 1)], [(0, 2, 3), (0, 3, 4)]],

@@ -1,5 +1,6 @@
-"""Shape family: views (narrow, select, slice, split, chunk, unbind, unflatten)
-and copies (cat, stack, flip, roll, repeat, tril, triu) against numpy, on
+"""Shape family: views (view, reshape, flatten, squeeze, unsqueeze, transpose,
+t, permute, expand, narrow, select, slice, split, chunk, unbind, unflatten),
+contiguous, and copies (cat, stack, flip, roll, repeat, tril, triu) against numpy, on
 non-contiguous inputs, under gradcheck, and their errors."""
 import numpy as np
 import pytest
@@ -28,6 +29,29 @@ def np_tri(a, k, lower):
 
 
 CASES = [
+    # Splitting the last dim is a view for any strides (so also on the fuzz test's layouts).
+    OpCase("view", lambda a: a.view(*a.shape[:-1], 2, -1), lambda a: a.reshape(*a.shape[:-1], 2, -1),
+           [[(3, 4)], [(2, 3, 2)]], dtypes=ALL_DTYPES),
+    OpCase("reshape_noncontig", lambda a: a.t().reshape(-1), lambda a: a.T.reshape(-1), [[(3, 4)], [(2, 5)]]),
+    OpCase("reshape_fn", lambda a: ember.reshape(a, shape=(a.shape[-1], -1)), lambda a: a.reshape(a.shape[-1], -1),
+           [[(3, 4)], [(6,)]]),
+    OpCase("flatten", lambda a: a.flatten(1), lambda a: a.reshape(a.shape[0], -1), [[(2, 3, 4)], [(3, 1)]]),
+    OpCase("flatten_all", lambda a: ember.flatten(a), lambda a: a.reshape(-1), [[(2, 3, 4)], [()]]),
+    OpCase("squeeze", lambda a: a.squeeze(), lambda a: np.squeeze(a), [[(1, 3, 2)], [(1,)]], dtypes=ALL_DTYPES),
+    OpCase("squeeze_dim", lambda a: ember.squeeze(a, -3), lambda a: np.squeeze(a, -3), [[(2, 1, 3, 2)]]),
+    OpCase("unsqueeze", lambda a: a.unsqueeze(1), lambda a: np.expand_dims(a, 1), [[(3, 4)], [(5,)]],
+           dtypes=ALL_DTYPES),
+    OpCase("unsqueeze_neg", lambda a: ember.unsqueeze(a, dim=-1), lambda a: np.expand_dims(a, -1), [[(3, 4)]]),
+    OpCase("transpose", lambda a: a.transpose(0, -1), lambda a: np.swapaxes(a, 0, -1), [[(3, 4)], [(2, 3, 4)]],
+           dtypes=ALL_DTYPES),
+    OpCase("t", lambda a: ember.t(a), lambda a: a.T, [[(3, 4)], [(5,)]]),
+    OpCase("permute", lambda a: a.permute(2, 0, 1), lambda a: np.transpose(a, (2, 0, 1)), [[(2, 3, 4)]],
+           dtypes=ALL_DTYPES),
+    OpCase("expand", lambda a: a.unsqueeze(-1).expand(2, -1, -1, 3),
+           lambda a: np.broadcast_to(a[..., None], (2,) + a.shape + (3,)), [[(4, 2)]], dtypes=ALL_DTYPES),
+    OpCase("expand_as", lambda a, b: a.expand_as(b), lambda a, b: np.broadcast_to(a, b.shape), [[(1, 3), (2, 3)]]),
+    OpCase("contiguous", lambda a: a.t().contiguous(), lambda a: np.ascontiguousarray(a.T), [[(3, 4)]],
+           dtypes=ALL_DTYPES),
     OpCase("narrow", lambda a: a.narrow(1, 1, 2), lambda a: a[:, 1:3], [[(3, 4)], [(2, 3, 5)]],
            dtypes=ALL_DTYPES),
     OpCase("narrow_neg", lambda a: ember.narrow(a, -1, -3, 2), lambda a: a[..., -3:-1], [[(3, 4)], [(4,)]]),
@@ -199,3 +223,11 @@ def test_getitem_view_grad():
 def test_errors(fn, exc, match):
     with pytest.raises(exc, match=match):
         fn()
+
+
+def test_view_refuses_incompatible_strides_and_names_reshape():
+    t = ember.zeros(3, 4).t()
+    with pytest.raises(RuntimeError, match=r"view: .*Use \.reshape"):
+        t.view(12)
+    assert t.reshape(12).shape == (12,)
+    assert ember.tensor(2.0).unsqueeze(0).tolist() == [2.0]

@@ -145,7 +145,8 @@ def test_numpy_on_requires_grad_tensor():
     with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
         x.numpy()
     assert x.detach().numpy().tolist() == [1.0, 1.0]
-    assert np.asarray(x).tolist() == [1.0, 1.0]  # __array__ detaches, as torch's does
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(x)  # __array__ refuses too, as torch's does
 
 
 def test_tensor_from_numpy_array_copies():
@@ -389,3 +390,60 @@ def test_shape_is_an_ember_size():
     assert repr(x.shape) == "ember.Size([2, 3])"
     assert x.shape.numel() == 6
     assert ember.zeros(x.shape).shape == (2, 3)
+
+
+def test_sizes_that_overflow_int64_raise_instead_of_crashing():
+    with pytest.raises(RuntimeError, match="int64"):
+        ember.zeros(2**32, 2**32)
+    with pytest.raises(RuntimeError):
+        ember.zeros(2**62)
+    with pytest.raises(RuntimeError, match="int64"):
+        ember.zeros(1).expand(2**62, 4)
+    assert ember.zeros(2**40, 0).numel() == 0
+
+
+def test_python_ints_beyond_int64_name_the_op():
+    with pytest.raises(RuntimeError, match=r"full: value .* out of range for int64"):
+        ember.full((2,), 2**70)
+    with pytest.raises(RuntimeError, match="out of range for int64"):
+        ember.ones(2, dtype=ember.int64) + 2**64
+
+
+def test_numpy_operands_stay_tensors():
+    x = ember.ones(3, requires_grad=True)
+    y = np.float64(2.0) * x
+    assert isinstance(y, ember.Tensor) and y.requires_grad
+    z = ember.ones(2) + np.array([1.0, 2.0], dtype=np.float32)
+    assert isinstance(z, ember.Tensor) and z.tolist() == [2.0, 3.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(x)
+
+
+def test_fill_with_a_tensor_value():
+    x = ember.zeros(3)
+    x.fill_(ember.tensor(2.5))
+    assert x.tolist() == [2.5] * 3
+    with pytest.raises(RuntimeError, match="fill_: only supports a 0-dimension value tensor"):
+        x.fill_(ember.ones(2))
+
+
+def test_copy_type_as_and_conversions():
+    x = ember.tensor([[1.5, -2.0], [3.25, 4.0]])
+    dst = ember.zeros(2, 2, dtype=ember.float64)
+    dst.copy_(x.t())  # non-contiguous source, dtype cast
+    assert dst.tolist() == [[1.5, 3.25], [-2.0, 4.0]] and dst.dtype == ember.float64
+    row = ember.zeros(3, 2)
+    row.copy_(ember.tensor([7.0, 8.0]))  # broadcast source
+    assert row.tolist() == [[7.0, 8.0]] * 3
+    assert x.type_as(ember.ones(1, dtype=ember.int32)).dtype == ember.int32
+    assert x.long().tolist() == [[1, -2], [3, 4]] and x.long().dtype == ember.int64
+    a = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.zeros(2, 2, dtype=ember.float64).copy_(t) * 3, (a,))
+
+
+def test_cuda_tensor_on_a_cpu_build_says_so():
+    if ember.cuda.is_available():
+        pytest.skip("a GPU is available")
+    assert ember.cuda.device_count() == 0
+    with pytest.raises(RuntimeError, match="without CUDA support.*device='cpu'"):
+        ember.zeros(2, device="cuda")
