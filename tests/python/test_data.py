@@ -347,3 +347,25 @@ def test_worker_start_error():
         raise ValueError("cannot start")
     with pytest.raises(RuntimeError, match="(.|\n)*cannot start"):
         list(DataLoader(Squares(4), num_workers=2, worker_init_fn=bad_init))
+
+
+def test_worker_error_comes_in_order():
+    it = iter(DataLoader(Faulty("raise"), batch_size=2, num_workers=2))
+    assert [next(it).tolist() for _ in range(3)] == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(RuntimeError, match="worker process 1"):
+        next(it)
+
+
+def test_persistent_workers_abandoned_epoch():
+    dl = DataLoader(Squares(12), batch_size=2, num_workers=2, persistent_workers=True)
+    it = iter(dl)
+    next(it)  # leave the epoch with tasks still in flight
+    assert [b["y"].tolist() for b in dl] == [[i, i + 1] for i in range(0, 12, 2)]
+
+
+def test_break_out_of_epoch_is_cheap():
+    start = time.monotonic()
+    for _ in range(3):
+        for b in DataLoader(Squares(100), batch_size=2, num_workers=2):
+            break
+    assert time.monotonic() - start < 10

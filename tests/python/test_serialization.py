@@ -222,3 +222,12 @@ def test_ember_reads_safetensors_file(tmp_path):
     for k in arrays:
         np.testing.assert_array_equal(back[k].numpy(), arrays[k])
         assert back[k].numpy().dtype == arrays[k].dtype
+
+
+def test_overlapping_tensors_raise(tmp_path):
+    bad = tmp_path / "overlap"
+    head = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                       "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}).encode()
+    bad.write_bytes(struct.pack("<Q", len(head)) + head + b"\0" * 12)
+    with pytest.raises(RuntimeError, match="overlap"):
+        ember.load(bad)

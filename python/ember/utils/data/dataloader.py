@@ -192,8 +192,11 @@ class _MultiProcessIter:
 
     def reset(self, first=False):
         self._indices = iter(self._loader._index_sampler)
-        self._send_id = 0        # next task id to hand out
-        self._recv_id = 0        # next task id to yield
+        if first:
+            self._send_id = 0    # next task id to hand out; grows across epochs
+        # Results of tasks from an abandoned earlier epoch (ids below this) are dropped.
+        self._epoch_start = self._send_id
+        self._recv_id = self._send_id  # next task id to yield
         self._task_worker = {}   # task id -> worker id, for tasks not yet yielded
         self._done = {}          # results that arrived early
         self._active = [True] * self._n  # False once an iterable worker is exhausted
@@ -240,6 +243,9 @@ class _MultiProcessIter:
                 result = self._wait_for(self._recv_id)
             del self._task_worker[self._recv_id]
             self._recv_id += 1
+            if isinstance(result, _worker.ExceptionWrapper):
+                self._shutdown()  # raised in order, after the batches before it
+                result.reraise()
             if isinstance(result, _worker._IterableEnd):
                 self._active[result.worker_id] = False
                 # Tasks already given to that worker will never be answered.
@@ -263,12 +269,13 @@ class _MultiProcessIter:
                     self._shutdown()
                     raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
                 continue
-            if isinstance(result, _worker.ExceptionWrapper):
+            if tid is None:  # a worker failed to start
                 self._shutdown()
                 result.reraise()
             if tid == task_id:
                 return result
-            self._done[tid] = result
+            if tid >= self._epoch_start:
+                self._done[tid] = result
 
     def _check_workers(self):
         for wid, w in enumerate(self._workers):

@@ -182,3 +182,5 @@ def worker_loop(iterable, dataset, index_queue, result_queue, collate_fn, batch_
         except Exception:
             result = ExceptionWrapper(worker_id, "while loading a batch")
         result_queue.put((task_id, result))
+    # Results nobody reads any more (an abandoned epoch) must not block our exit.
+    result_queue.cancel_join_thread()
