@@ -369,3 +369,21 @@ def test_break_out_of_epoch_is_cheap():
         for b in DataLoader(Squares(100), batch_size=2, num_workers=2):
             break
     assert time.monotonic() - start < 10
+
+
+class RandomItems(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return ember.rand(2)
+
+
+def test_worker_random_state_follows_generator():
+    runs = [tolist(list(DataLoader(RandomItems(), batch_size=2, num_workers=2, generator=gen(4))))
+            for _ in range(2)]
+    assert runs[0] == runs[1]
+    other = tolist(list(DataLoader(RandomItems(), batch_size=2, num_workers=2, generator=gen(5))))
+    assert other != runs[0]
+    flat = sum(runs[0], [])
+    assert len({tuple(x) for x in flat}) == 8  # workers do not repeat each other's draws

@@ -197,10 +197,16 @@ def test_map_location_cpu(tmp_path):
 
 # ---- interop with the safetensors package
 
-st_numpy = pytest.importorskip("safetensors.numpy", reason="the safetensors package is not "
-                               "installed (pip install safetensors) so interop is not checked")
+try:
+    import safetensors.numpy as st_numpy
+except ImportError:
+    st_numpy = None
+needs_safetensors = pytest.mark.skipif(
+    st_numpy is None, reason="the safetensors package is not installed (pip install "
+    "safetensors; tools/setup.sh does), so interop with it is not checked")
 
 
+@needs_safetensors
 def test_safetensors_reads_ember_file(tmp_path):
     sd = {"w": ember.randn(3, 4), "b": ember.arange(5), "m": ember.tensor([True, False]),
           "h": ember.randn(2).to(ember.float16), "u": ember.arange(4).to(ember.uint8)}
@@ -212,6 +218,7 @@ def test_safetensors_reads_ember_file(tmp_path):
         assert loaded[k].dtype == sd[k].numpy().dtype
 
 
+@needs_safetensors
 def test_ember_reads_safetensors_file(tmp_path):
     arrays = {"a": np.random.randn(3, 2).astype(np.float32), "b": np.arange(7, dtype=np.int32),
               "c": np.random.randn(4).astype(np.float64), "d": np.array([True, False]),
@@ -231,3 +238,24 @@ def test_overlapping_tensors_raise(tmp_path):
     bad.write_bytes(struct.pack("<Q", len(head)) + head + b"\0" * 12)
     with pytest.raises(RuntimeError, match="overlap"):
         ember.load(bad)
+
+
+def test_failure_during_fsync_keeps_previous_file(tmp_path, monkeypatch):
+    path = tmp_path / "ck"
+    ember.save({"w": ember.ones(3)}, path)
+    before = path.read_bytes()
+
+    def broken_fsync(fd):
+        raise OSError("I/O error")
+    monkeypatch.setattr(serialization.os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="I/O error"):
+        ember.save({"w": ember.zeros(3)}, path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["ck"]
+
+
+@needs_safetensors
+def test_safetensors_reads_nested_checkpoint(tmp_path):
+    ember.save(optimizer_like(), tmp_path / "opt")
+    loaded = st_numpy.load_file(str(tmp_path / "opt"))
+    assert set(loaded) == {"state.0.exp_avg", "state.0.exp_avg_sq"}
