@@ -16,8 +16,7 @@ def _is_namedtuple(x):
 
 def _rebuild_mapping(elem, items):
     try:
-        out = type(elem)(items)
-        return out
+        return type(elem)(items)
     except TypeError:  # a mapping type that cannot be built from pairs
         return dict(items)
 

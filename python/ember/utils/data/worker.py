@@ -87,7 +87,6 @@ class ExceptionWrapper:
     def __init__(self, worker_id, where):
         self.worker_id = worker_id
         self.where = where
-        self.type_name = None
         self.text = traceback.format_exc()
 
     def reraise(self):
