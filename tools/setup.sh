@@ -39,7 +39,7 @@ fi
 
 # ---- 2. Python build and test dependencies
 echo "==> pip install build and test dependencies"
-"$python" -m pip install -q -U pip setuptools wheel pybind11 numpy pytest scipy-openblas32
+"$python" -m pip install -q -U pip setuptools wheel pybind11 numpy pytest scipy-openblas32 safetensors
 
 # ---- 3. ember itself (editable: python/ember is the package)
 echo "==> pip install --no-build-isolation -e .  (compiles the C++ core; a few minutes on 2 cores)"
