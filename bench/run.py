@@ -1,6 +1,6 @@
 """Runs the benchmark workloads and prints one JSON line per workload.
 
-    PYTHONPATH=python python -m bench [--only matmul,add,overhead] [--threads N]
+    PYTHONPATH=python python -m bench [--only matmul,add,overhead,mlp,cnn,gpt] [--threads N]
 """
 import argparse
 import json
@@ -12,13 +12,16 @@ if __package__ in (None, ""):  # run as a script: python bench/run.py
 
 import ember  # noqa: E402
 
-from bench import add, matmul, overhead  # noqa: E402
+from bench import add, matmul, overhead, training  # noqa: E402
 
 # id -> (BENCHMARKS.md name, runner); GPU and model workloads join this table.
 WORKLOADS = {
     "matmul": ("W4", matmul.run),
     "add": ("W5", add.run),
     "overhead": ("W6", overhead.run),
+    "mlp": ("W1", training.run_mlp),
+    "cnn": ("W2", training.run_cnn),
+    "gpt": ("W3", training.run_gpt),
 }
 
 
