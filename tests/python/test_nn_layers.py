@@ -275,9 +275,12 @@ def test_multihead_attention_batch_first_and_unbatched():
     single, w1 = mha(t64(x[0]), t64(x[0]), t64(x[0]))
     close(single, ref.transpose(1, 0, 2)[0], rtol=1e-9, atol=1e-10)
     assert w1.shape == (3, 3)
-    causal, _ = mha(t64(x), t64(x), t64(x), is_causal=True)
-    ref_c, _ = _np_mha(mha, *(x.transpose(1, 0, 2),) * 3, attn_mask=np.triu(np.ones((3, 3), bool), 1))
+    future = np.triu(np.ones((3, 3), bool), 1)
+    causal, _ = mha(t64(x), t64(x), t64(x), attn_mask=ember.tensor(future), is_causal=True)
+    ref_c, _ = _np_mha(mha, *(x.transpose(1, 0, 2),) * 3, attn_mask=future)
     close(causal, ref_c.transpose(1, 0, 2), rtol=1e-9, atol=1e-10)
+    with pytest.raises(RuntimeError, match="Need attn_mask"):
+        mha(t64(x), t64(x), t64(x), is_causal=True)
 
 
 def test_multihead_attention_grad_and_params():

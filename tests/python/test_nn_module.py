@@ -305,6 +305,18 @@ def test_deepcopy_makes_independent_module():
     assert float(a.weight.abs().sum()) > 0
 
 
+def test_deepcopy_clones_buffers_and_keeps_sharing():
+    bn = nn.BatchNorm1d(3)
+    twin = copy.deepcopy(bn)
+    with ember.no_grad():
+        twin.running_var.fill_(5.0)
+    np.testing.assert_allclose(bn.running_var.numpy(), np.ones(3))
+    seq = nn.Sequential(nn.Linear(2, 2))
+    seq.add_module("again", seq[0])
+    dup = copy.deepcopy(seq)
+    assert dup[0] is dup.again and dup[0] is not seq[0]
+
+
 def test_identity_flatten_unflatten():
     x = ember.randn(2, 3, 4)
     assert nn.Identity(54, unused="x")(x) is x

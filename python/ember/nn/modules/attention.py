@@ -107,8 +107,10 @@ class MultiheadAttention(Module):
         return mask.to(like.dtype)
 
     def _merge_masks(self, attn_mask, key_padding_mask, is_causal, L, S, N, like):
+        # As in torch, is_causal is only a hint that attn_mask is causal; the mask itself is required.
         if is_causal and attn_mask is None:
-            attn_mask = ember.ones(L, S, dtype=ember.bool, device=like.device).triu(1)
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+                               "module method `generate_square_subsequent_mask` to create this mask.")
         mask = self._as_additive(attn_mask, like)
         if mask is not None:
             if mask.dim() == 2:

@@ -1,5 +1,6 @@
 """ember.nn.Module: the base class of every layer, with torch.nn.Module's semantics."""
 from collections import OrderedDict, namedtuple
+import copy
 import itertools
 
 import ember
@@ -502,6 +503,19 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+    def __deepcopy__(self, memo):
+        # ember.Tensor has no __deepcopy__ of its own, so seed the memo with clones of the
+        # buffers; Parameters copy themselves (Parameter.__deepcopy__).
+        for module in self.modules():
+            for buf in module._buffers.values():
+                if buf is not None and id(buf) not in memo:
+                    memo[id(buf)] = buf.detach().clone().requires_grad_(buf.requires_grad)
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            object.__setattr__(new, key, copy.deepcopy(value, memo))
+        return new
 
 
 def _parse_to(args, kwargs):
