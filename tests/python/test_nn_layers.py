@@ -12,6 +12,7 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.autograd import gradcheck
+from harness import OpCase, table_tests
 
 RNG = np.random.default_rng(1)
 
@@ -76,6 +77,41 @@ def _call_with_params(layer, params, values, inputs):
     finally:
         for owner, attr, p in originals:
             owner._parameters[attr] = p
+
+
+# ---- the functional compositions as an op table (also picked up by the fuzz test) ---------------
+
+def _np_normalize(a, p=2.0, dim=1):
+    n = np.abs(a) ** p if p != 2.0 else a * a
+    return a / np.maximum(n.sum(axis=dim, keepdims=True) ** (1 / p), 1e-12)
+
+
+def _np_sdpa(q, k, v):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+_F = (np.float32, np.float64)
+CASES = [
+    OpCase("leaky_relu", lambda x: F.leaky_relu(x, 0.1), lambda a: np.where(a > 0, a, a * np.float32(0.1)),
+           [[(3, 4)], [(5,)], [()]], dtypes=_F),
+    OpCase("elu", lambda x: F.elu(x, 0.7), lambda a: np.where(a > 0, a, 0.7 * np.expm1(np.minimum(a, 0))),
+           [[(3, 4)], [(5,)]], dtypes=_F, rtol=1e-5, atol=1e-6),
+    OpCase("F.linear", lambda x, w, b: F.linear(x, w, b), lambda x, w, b: x @ w.T + b,
+           [[(4, 3), (2, 3), (2,)], [(2, 4, 3), (5, 3), (5,)], [(3,), (2, 3), (2,)]], dtypes=_F, rtol=1e-4,
+           atol=1e-5),
+    OpCase("F.linear_nobias", lambda x, w: F.linear(x, w), lambda x, w: x @ w.T, [[(4, 3), (2, 3)]], dtypes=_F,
+           rtol=1e-4, atol=1e-5),
+    OpCase("normalize", lambda x: F.normalize(x), _np_normalize, [[(3, 4)], [(2, 3, 2)]], dtypes=_F, rtol=1e-4),
+    OpCase("normalize_p1_dim0", lambda x: F.normalize(x, p=1.0, dim=0), lambda a: _np_normalize(a, 1.0, 0),
+           [[(3, 4)]], dtypes=_F, rtol=1e-4),
+    OpCase("pad", lambda x: F.pad(x, (1, 2, 0, 1)), lambda a: np.pad(a, [(0, 0)] * (a.ndim - 2) + [(0, 1), (1, 2)]),
+           [[(3, 4)], [(2, 3, 4)]], dtypes=_F),
+    OpCase("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), _np_sdpa,
+           [[(2, 3, 4), (2, 5, 4), (2, 5, 2)], [(4, 3), (4, 3), (4, 3)]], dtypes=_F, rtol=1e-4, atol=1e-5),
+]
+test_table_forward, test_table_gradcheck = table_tests(CASES)
 
 
 # ---- Linear / Bilinear --------------------------------------------------------------------------

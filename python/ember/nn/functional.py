@@ -145,7 +145,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with bool masks (True = attend) or additive float masks."""
     L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if scale is None:  # an empty head dimension gives an infinite scale, as 1/sqrt(0) does in C++
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] > 0 else float("inf")
     scores = ember.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
