@@ -134,25 +134,23 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with ember.no_grad():
-        # u in [2lo-1, 2hi-1] -> erfinv(u) is a standard normal restricted to the bounds.
+        # u in [2lo-1, 2hi-1] -> erfinv(u) * sqrt(2) is a standard normal restricted to the bounds.
         u = ember.empty(tuple(tensor.shape), dtype=ember.float64).uniform_(2 * lo - 1, 2 * hi - 1,
                                                                            generator=generator)
-        z = _erfinv(u.numpy())
-        vals = np.clip(z * std * math.sqrt(2.0) + mean, a, b)
-        tensor.copy_(ember.tensor(vals, dtype=tensor.dtype))
+        z = _erfinv(u)
+        tensor.copy_(ember.clamp(z * (std * math.sqrt(2.0)) + mean, a, b))
     return tensor
 
 
 def _erfinv(y):
-    """Inverse error function for numpy arrays (a rational start refined by Newton steps)."""
-    y = np.clip(y, -1 + 1e-15, 1 - 1e-15)
-    a = 0.147
-    ln = np.log(1.0 - y * y)
-    t = 2.0 / (math.pi * a) + ln / 2.0
-    x = np.sign(y) * np.sqrt(np.sqrt(t * t - ln / a) - t)
-    erf = np.vectorize(math.erf)
+    """Inverse error function of a float64 tensor: Winitzki's closed-form start refined by Newton steps."""
+    y = ember.clamp(y, -1 + 1e-15, 1 - 1e-15)
+    k = 0.147
+    ln = ember.log(1.0 - y * y)
+    t = ln * 0.5 + 2.0 / (math.pi * k)
+    x = ember.sign(y) * ember.sqrt(ember.sqrt(t * t - ln / k) - t)
     for _ in range(3):
-        x = x - (erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+        x = x - (ember.erf(x) - y) / (ember.exp(-x * x) * (2.0 / math.sqrt(math.pi)))
     return x
 
 
