@@ -166,8 +166,12 @@ def test_to_dtype_keeps_parameters_and_int_buffers():
     bn_like = nn.Module()
     bn_like.lin = nn.Linear(2, 2)
     bn_like.register_buffer("steps", ember.tensor(3))
+    weight = bn_like.lin.weight
+    bn_like.lin(ember.ones(1, 2)).sum().backward()
     out = bn_like.to(ember.float64)
     assert out is bn_like
+    assert bn_like.lin.weight is weight and weight.is_leaf  # identity kept: optimizers stay valid
+    assert weight.grad.dtype == ember.float64
     assert isinstance(bn_like.lin.weight, nn.Parameter) and bn_like.lin.weight.dtype == ember.float64
     assert bn_like.steps.dtype == ember.int64
     bn_like.float()

@@ -301,21 +301,24 @@ class Module:
         return self
 
     def _apply(self, fn):
-        """Replaces every parameter and buffer by fn(tensor), keeping Parameter identity."""
+        """Replaces every parameter's and buffer's data by fn(tensor).
+
+        Parameters keep their identity (their .data is swapped, as torch does by default), so an
+        optimizer built before model.to(...) still holds the live parameters.
+        """
         for module in self.children():
             module._apply(fn)
-        for name, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with ember.no_grad():
                 new = fn(param)
-            if new is param:
-                continue
-            new_param = Parameter(new, param.requires_grad)
-            if param.grad is not None:
-                with ember.no_grad():
-                    new_param.grad = fn(param.grad)
-            self._parameters[name] = new_param
+                if new is not param:
+                    param.data = new
+                if param.grad is not None:
+                    new_grad = fn(param.grad)
+                    if new_grad is not param.grad:
+                        param.grad.data = new_grad
         for name, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[name] = fn(buf)
