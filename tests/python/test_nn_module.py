@@ -116,6 +116,16 @@ def test_load_state_dict_roundtrip():
     assert b.features[0].weight.requires_grad
 
 
+def test_load_state_dict_assign():
+    net = nn.Linear(2, 2)
+    w = ember.ones(2, 2)
+    net.load_state_dict({"weight": w, "bias": ember.zeros(2)}, assign=True)
+    assert isinstance(net.weight, nn.Parameter) and net.weight.requires_grad
+    with ember.no_grad():
+        w.fill_(3.0)
+    assert net.weight.detach().numpy()[0, 0] == 3.0  # shares the checkpoint's storage
+
+
 def test_load_state_dict_strict_reports():
     net = nn.Sequential(nn.Linear(2, 3))
     sd = {"0.weight": ember.zeros(3, 2), "extra": ember.zeros(1), "0.foo": ember.zeros(1)}
@@ -257,6 +267,26 @@ def test_repr_matches_torch_format():
         "MultiheadAttention(\n"
         "  (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)\n"
         ")")
+
+
+def test_container_reprs():
+    ml = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)])
+    assert repr(ml) == (
+        "ModuleList(\n"
+        "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
+        "  (3): ReLU()\n"
+        "  (4): Linear(in_features=2, out_features=2, bias=True)\n"
+        ")")
+    assert repr(nn.ModuleList()) == "ModuleList()"
+    nested = nn.ModuleList([nn.Sequential(nn.ReLU())] * 2)
+    assert repr(nested) == "ModuleList(\n  (0-1): 2 x Sequential(\n    (0): ReLU()\n  )\n)"
+    pl = nn.ParameterList([ember.ones(2, 3), ember.ones(4)])
+    assert repr(pl) == ("ParameterList(\n"
+                        "    (0): Parameter containing: [ember.float32 of size 2x3]\n"
+                        "    (1): Parameter containing: [ember.float32 of size 4]\n"
+                        ")")
+    pd = nn.ParameterDict({"a": ember.ones(1)})
+    assert repr(pd) == "ParameterDict(  (a): Parameter containing: [ember.float32 of size 1])"
 
 
 def test_sequential_indexing():

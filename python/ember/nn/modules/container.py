@@ -2,7 +2,7 @@
 from collections import OrderedDict
 import operator
 
-from ember.nn.modules.module import Module
+from ember.nn.modules.module import Module, _add_indent
 from ember.nn.parameter import Parameter
 
 
@@ -27,7 +27,7 @@ class Sequential(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
         return list(self._modules.values())[_index(idx, len(self), "Sequential")]
 
     def __setitem__(self, idx, module):
@@ -124,6 +124,23 @@ class ModuleList(Module):
 
     def __iadd__(self, modules):
         return self.extend(modules)
+
+    def __repr__(self):
+        # Runs of modules that print the same are shown once, as "(0-2): 3 x Linear(...)" (as torch does).
+        if len(self) == 0:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = []
+        for first, last, text in runs:
+            head = f"({first})" if first == last else f"({first}-{last}): {last - first + 1} x"
+            lines.append(_add_indent(f"{head}: {text}" if first == last else f"{head} {text}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -231,15 +248,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        lines = []
-        for i, p in enumerate(self):
-            size = "x".join(str(s) for s in p.size())
-            lines.append(f"  ({i}): Parameter containing: [{type(p.detach()).__name__} of size {size}]")
-        return "\n".join(lines)
-
-    def __repr__(self):
-        body = self.extra_repr()
-        return "ParameterList(" + ("\n" + body + "\n" if body else "") + ")"
+        return "\n".join(f"  ({i}): {_describe_parameter(p)}" for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -286,3 +295,13 @@ class ParameterDict(Module):
         items = parameters.items() if hasattr(parameters, "items") else parameters
         for k, v in items:
             self[k] = v
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_describe_parameter(p)}" for k, p in self.items())
+
+
+def _describe_parameter(p):
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    size = "x".join(str(s) for s in p.shape)
+    device = f" ({p.device})" if p.device.type == "cuda" else ""
+    return f"{kind} containing: [{p.dtype} of size {size}{device}]"

@@ -404,6 +404,13 @@ class Module:
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
             try:
+                if local_metadata.get("assign_to_params_buffers", False):
+                    # assign=True: the checkpoint's tensors become the module's, keeping requires_grad.
+                    if name in self._parameters:
+                        self._parameters[name] = Parameter(input_param, param.requires_grad)
+                    else:
+                        self._buffers[name] = input_param
+                    continue
                 with ember.no_grad():
                     param.copy_(input_param)
             except Exception as ex:  # report like torch, keep going
@@ -425,7 +432,8 @@ class Module:
         missing_keys, unexpected_keys, error_msgs = [], [], []
 
         def load(module, prefix=""):
-            module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs)
+            module._load_from_state_dict(state_dict, prefix, {"assign_to_params_buffers": assign}, True,
+                                         missing_keys, unexpected_keys, error_msgs)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
