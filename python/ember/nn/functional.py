@@ -41,6 +41,44 @@ def elu(input, alpha=1.0, inplace=False):
     return out
 
 
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return input.clamp_(min_val, max_val) if inplace else ember.clamp(input, min_val, max_val)
+
+
+def hardsigmoid(input, inplace=False):
+    out = ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    out = input * ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return input.copy_(out) if inplace else out
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def mish(input, inplace=False):
+    out = input * ember.tanh(softplus(input))
+    return input.copy_(out) if inplace else out
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    # Each norm is clamped separately, as torch does.
+    n1 = ember.clamp(ember.norm(x1, 2, dim), min=eps)
+    n2 = ember.clamp(ember.norm(x2, 2, dim), min=eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
 def tanh(input):
     return ember.tanh(input)
 

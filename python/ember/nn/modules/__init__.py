@@ -9,8 +9,8 @@ from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # 
 from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm  # noqa: F401
 from ember.nn.modules.dropout import Dropout  # noqa: F401
 from ember.nn.modules.sparse import Embedding  # noqa: F401
-from ember.nn.modules.activation import (ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU,  # noqa: F401
-                                         Softmax, Softplus, Tanh)
+from ember.nn.modules.activation import (ELU, GELU, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
+                                         LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh)
 from ember.nn.modules.attention import MultiheadAttention  # noqa: F401
 from ember.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss,  # noqa: F401
                                    MSELoss, NLLLoss, SmoothL1Loss)
