@@ -385,19 +385,25 @@ def np_conv2d(x, w, b, stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(stride=2, padding=1), dict(dilation=2, groups=2),
-                                    dict(padding="same"), dict(padding="valid", bias=False)])
+                                    dict(padding="same"), dict(padding="valid", bias=False),
+                                    dict(kernel_size=(2, 3), padding="same", dilation=(1, 2))])
 def test_conv2d(kwargs):
     need("conv2d")
-    conv = nn.Conv2d(4, 6, 3, **kwargs).double()
+    kwargs = dict(kwargs)
+    conv = nn.Conv2d(4, 6, kwargs.pop("kernel_size", 3), **kwargs).double()
     x = arr(2, 4, 7, 6)
-    pad = conv.padding
-    if pad == "same":
-        pad = (conv.dilation[0] * 2 // 2, conv.dilation[1] * 2 // 2)
-    elif pad == "valid":
-        pad = (0, 0)
     b = npy(conv.bias) if conv.bias is not None else None
-    close(conv(t64(x)), np_conv2d(x, npy(conv.weight), b, conv.stride, pad, conv.dilation, conv.groups),
-          rtol=1e-9, atol=1e-10)
+    if conv.padding == "same":
+        # total padding dilation*(k-1) per dimension, the odd extra at the bottom/right
+        totals = [d * (k - 1) for d, k in zip(conv.dilation, conv.kernel_size)]
+        x_ref = np.pad(x, ((0, 0), (0, 0), (totals[0] // 2, totals[0] - totals[0] // 2),
+                           (totals[1] // 2, totals[1] - totals[1] // 2)))
+        ref = np_conv2d(x_ref, npy(conv.weight), b, conv.stride, (0, 0), conv.dilation, conv.groups)
+        assert ref.shape[2:] == x.shape[2:]
+    else:
+        pad = (0, 0) if conv.padding == "valid" else conv.padding
+        ref = np_conv2d(x, npy(conv.weight), b, conv.stride, pad, conv.dilation, conv.groups)
+    close(conv(t64(x)), ref, rtol=1e-9, atol=1e-10)
 
 
 def test_conv2d_init_and_grad():

@@ -177,6 +177,19 @@ if not _have("dropout"):
         return out
 
 
+if not _have("conv1d") and _have("conv2d"):
+    def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        """conv2d over a height-1 image."""
+        def one(v):
+            return v[0] if isinstance(v, (tuple, list)) else v
+
+        batched = input.dim() == 3
+        x = (input if batched else input.unsqueeze(0)).unsqueeze(2)
+        pad = padding if isinstance(padding, str) else (0, one(padding))
+        out = conv2d(x, weight.unsqueeze(2), bias, (1, one(stride)), pad, (1, one(dilation)), groups).squeeze(2)
+        return out if batched else out.squeeze(0)
+
+
 # ---- attention --------------------------------------------------------------------------------
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,

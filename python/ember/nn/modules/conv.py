@@ -62,6 +62,21 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
+    def _padded(self, input):
+        """(input, numeric padding): 'valid' is 0; 'same' pads dilation*(k-1) in total per dimension, the odd
+        extra on the right/bottom as torch does, explicitly via F.pad when it is not symmetric."""
+        if not isinstance(self.padding, str):
+            return input, self.padding
+        if self.padding == "valid":
+            return input, (0,) * self._n
+        totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+        if all(t % 2 == 0 for t in totals):
+            return input, tuple(t // 2 for t in totals)
+        pads = []
+        for t in reversed(totals):  # F.pad lists the last dimension first
+            pads += [t // 2, t - t // 2]
+        return F.pad(input, pads), (0,) * self._n
+
     def extra_repr(self):
         n = self._n
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -89,7 +104,8 @@ class Conv1d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv1d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -101,7 +117,8 @@ class Conv2d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class ConvTranspose2d(_ConvNd):
