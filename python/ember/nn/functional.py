@@ -1,0 +1,214 @@
+"""ember.nn.functional: the kernels bound in ember._C._nn plus Python compositions (as torch.nn.functional)."""
+import math
+
+import ember
+from ember import _C
+from ember._C._nn import *  # noqa: F401,F403  (conv2d, cross_entropy, gelu, ... as the families bind them)
+
+_nn = _C._nn
+
+
+def _have(name):
+    return hasattr(_nn, name)
+
+
+# ---- activations ------------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    return ember.relu_(input) if inplace else ember.relu(input)
+
+
+def relu_(input):
+    return ember.relu_(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = ember.where(input > 0, input, input * negative_slope)
+    if inplace:
+        with ember.no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
+def elu(input, alpha=1.0, inplace=False):
+    # expm1 of min(x, 0) keeps the unused branch finite for large x.
+    out = ember.where(input > 0, input, ember.expm1(ember.clamp(input, max=0.0)) * alpha)
+    if inplace:
+        with ember.no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return input.clamp_(min_val, max_val) if inplace else ember.clamp(input, min_val, max_val)
+
+
+def hardsigmoid(input, inplace=False):
+    out = ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    out = input * ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return input.copy_(out) if inplace else out
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def mish(input, inplace=False):
+    out = input * ember.tanh(softplus(input))
+    return input.copy_(out) if inplace else out
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    # Each norm is clamped separately, as torch does.
+    n1 = ember.clamp(ember.norm(x1, 2, dim), min=eps)
+    n2 = ember.clamp(ember.norm(x2, 2, dim), min=eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+def tanh(input):
+    return ember.tanh(input)
+
+
+def sigmoid(input):
+    return ember.sigmoid(input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return ember.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return ember.log_softmax(input, dim, dtype=dtype)
+
+
+# ---- linear -----------------------------------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias; a single addmm for 2-D inputs."""
+    if input.dim() == 2 and bias is not None:
+        return ember.addmm(bias, input, weight.t())
+    out = ember.matmul(input, weight.t())
+    return out + bias if bias is not None else out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    # out[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j]
+    tmp = ember.matmul(input1.unsqueeze(-2).unsqueeze(-2), weight)  # [..., O, 1, J]
+    out = ember.matmul(tmp, input2.unsqueeze(-2).unsqueeze(-1)).squeeze(-1).squeeze(-1)
+    return out + bias if bias is not None else out
+
+
+# ---- misc -------------------------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    return _C._one_hot(tensor, num_classes)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = ember.clamp(ember.norm(input, p, dim, keepdim=True), min=eps)
+    return input / denom.expand_as(input)
+
+
+def pad(input, pad, mode="constant", value=None):
+    if len(pad) % 2 != 0:
+        raise ValueError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise ValueError("Padding length should be less than or equal to two times the input dimension "
+                         f"but got padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode '{mode}' is not implemented (only 'constant')")
+    value = 0.0 if value is None else value
+    out = input
+    # pad lists (left, right) pairs starting from the last dimension.
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if left < 0:
+            out = out.narrow(dim, -left, out.shape[dim] + left)
+            left = 0
+        if right < 0:
+            out = out.narrow(dim, 0, out.shape[dim] + right)
+            right = 0
+        pieces = []
+        for width in (left, None, right):
+            if width is None:
+                pieces.append(out)
+            elif width > 0:
+                shape = list(out.shape)
+                shape[dim] = width
+                pieces.append(ember.full(shape, value, dtype=out.dtype, device=out.device))
+        out = ember.cat(pieces, dim) if len(pieces) > 1 else out
+    return out
+
+
+if not _have("dropout"):
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if p < 0.0 or p > 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        if not training or p == 0.0:
+            return input
+        if p == 1.0:
+            out = input * 0.0
+        else:
+            keep = ember.empty_like(input).bernoulli_(1.0 - p)
+            out = input * keep * (1.0 / (1.0 - p))
+        if inplace:
+            with ember.no_grad():
+                input.copy_(out)
+            return input
+        return out
+
+
+if not _have("conv1d") and _have("conv2d"):
+    def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        """conv2d over a height-1 image."""
+        def one(v):
+            return v[0] if isinstance(v, (tuple, list)) else v
+
+        batched = input.dim() == 3
+        x = (input if batched else input.unsqueeze(0)).unsqueeze(2)
+        pad = padding if isinstance(padding, str) else (0, one(padding))
+        out = conv2d(x, weight.unsqueeze(2), bias, (1, one(stride)), pad, (1, one(dilation)), groups).squeeze(2)
+        return out if batched else out.squeeze(0)
+
+
+# ---- attention --------------------------------------------------------------------------------
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V, with bool masks (True = attend) or additive float masks."""
+    L, S = query.shape[-2], key.shape[-2]
+    if scale is None:  # an empty head dimension gives an infinite scale, as 1/sqrt(0) does in C++
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] > 0 else float("inf")
+    scores = ember.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True")
+        attn_mask = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = ember.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return ember.matmul(weights, value)

@@ -1,0 +1,16 @@
+"""The layer classes of ember.nn."""
+from ember.nn.modules.module import Module  # noqa: F401
+from ember.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  # noqa: F401
+                                        Sequential)
+from ember.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
+from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
+from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
+from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from ember.nn.modules.dropout import Dropout  # noqa: F401
+from ember.nn.modules.sparse import Embedding  # noqa: F401
+from ember.nn.modules.activation import (ELU, GELU, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
+                                         LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh)
+from ember.nn.modules.attention import MultiheadAttention  # noqa: F401
+from ember.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss,  # noqa: F401
+                                   MSELoss, NLLLoss, SmoothL1Loss)

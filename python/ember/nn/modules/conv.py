@@ -1,0 +1,139 @@
+"""Conv1d, Conv2d, ConvTranspose2d with torch's default initialisation."""
+import math
+
+import ember
+from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
+
+
+def _tuple(x, n):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+class _ConvNd(Module):
+    _n = 2
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                 padding_mode, output_padding=0, device=None, dtype=None):
+        super().__init__()
+        n = self._n
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{type(self).__name__}: padding_mode '{padding_mode}' is not implemented")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
+        self.dilation = _tuple(dilation, n)
+        self.transposed = self._transposed
+        self.output_padding = _tuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if self._transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(ember.empty(shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(ember.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _padded(self, input):
+        """(input, numeric padding): 'valid' is 0; 'same' pads dilation*(k-1) in total per dimension, the odd
+        extra on the right/bottom as torch does, explicitly via F.pad when it is not symmetric."""
+        if not isinstance(self.padding, str):
+            return input, self.padding
+        if self.padding == "valid":
+            return input, (0,) * self._n
+        totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+        if all(t % 2 == 0 for t in totals):
+            return input, tuple(t // 2 for t in totals)
+        pads = []
+        for t in reversed(totals):  # F.pad lists the last dimension first
+            pads += [t // 2, t - t // 2]
+        return F.pad(input, pads), (0,) * self._n
+
+    def extra_repr(self):
+        n = self._n
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * n:
+            s += ", padding={padding}"
+        if self.dilation != (1,) * n:
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * n:
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+
+class Conv1d(_ConvNd):
+    _n = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv1d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class ConvTranspose2d(_ConvNd):
+    _n = 2
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError('Only "zeros" padding mode and integer padding are supported for ConvTranspose2d')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device=device, dtype=dtype)
+
+    def forward(self, input, output_size=None):
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose2d: output_size is not implemented; use output_padding")
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)

@@ -1,0 +1,378 @@
+"""ember.nn.Module semantics: registration, iteration, state_dict, hooks, modes, conversion, repr."""
+import copy
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        self.scale = nn.Parameter(ember.ones(2))
+        self.register_buffer("count", ember.zeros(1))
+        self.register_buffer("scratch", ember.zeros(1), persistent=False)
+
+    def forward(self, x):
+        return self.features(x) * self.scale
+
+
+def test_parameter_is_tensor_and_requires_grad():
+    p = nn.Parameter(ember.randn(2, 3))
+    assert isinstance(p, ember.Tensor) and isinstance(p, nn.Parameter)
+    assert p.requires_grad and p.is_leaf
+    assert not nn.Parameter(ember.randn(2), requires_grad=False).requires_grad
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    # ops accept the subclass and return plain tensors
+    y = ember.matmul(p, ember.ones(3, 1))
+    assert type(y) is ember.Tensor
+    y.sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), np.ones((2, 3)))
+
+
+def test_parameter_shares_storage_with_data():
+    t = ember.zeros(3)
+    p = nn.Parameter(t)
+    with ember.no_grad():
+        p.add_(1)
+    np.testing.assert_allclose(t.numpy(), np.ones(3))
+
+
+def test_registration_and_named_members():
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["scale", "features.0.weight", "features.0.bias", "features.2.weight", "features.2.bias"]
+    assert [n for n, _ in net.named_buffers()] == ["count", "scratch"]
+    assert [n for n, _ in net.named_children()] == ["features"]
+    assert [n for n, _ in net.named_modules()] == ["", "features", "features.0", "features.1", "features.2"]
+    assert len(list(net.parameters(recurse=False))) == 1
+    assert [n for n, _ in net.named_parameters(prefix="model")][0] == "model.scale"
+    assert net.features[0].weight.shape == (3, 4)
+    assert "scale" in dir(net) and "features" in dir(net)
+
+
+def test_shared_parameters_are_deduplicated():
+    lin = nn.Linear(2, 2)
+    seq = nn.Sequential(lin, lin)
+    assert len(list(seq.parameters())) == 2
+    assert len(list(seq.named_parameters(remove_duplicate=False))) == 4
+    assert len(list(seq.modules())) == 2
+
+
+def test_setattr_reassign_and_delete():
+    m = nn.Module()
+    m.w = nn.Parameter(ember.ones(2))
+    assert "w" in m._parameters
+    with pytest.raises(TypeError):
+        m.w = ember.ones(2)  # plain tensor onto a parameter slot
+    m.w = None
+    assert m._parameters["w"] is None and m.w is None
+    del m.w
+    assert not hasattr(m, "w")
+    m.sub = nn.Linear(1, 1)
+    assert "sub" in m._modules
+    m.sub = nn.ReLU()
+    assert isinstance(m.sub, nn.ReLU)
+    m.register_buffer("b", ember.ones(1))
+    m.b = ember.zeros(1)
+    assert m._buffers["b"].item() == 0.0
+    with pytest.raises(KeyError):
+        m.register_buffer("a.b", ember.ones(1))
+    with pytest.raises(TypeError):
+        m.register_buffer("c", 3)
+    with pytest.raises(AttributeError):
+        _ = m.missing
+
+
+def test_assign_before_init_raises():
+    class Bad(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(ember.ones(1))
+
+    with pytest.raises(AttributeError):
+        Bad()
+
+
+def test_state_dict_keys_and_values():
+    net = Net()
+    sd = net.state_dict()
+    assert list(sd.keys()) == ["scale", "count", "features.0.weight", "features.0.bias",
+                               "features.2.weight", "features.2.bias"]
+    assert not sd["features.0.weight"].requires_grad  # detached unless keep_vars
+    assert net.state_dict(keep_vars=True)["scale"] is net.scale
+
+
+def test_load_state_dict_roundtrip():
+    a, b = Net(), Net()
+    result = b.load_state_dict(a.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"
+    x = ember.randn(5, 4)
+    np.testing.assert_allclose(a(x).detach().numpy(), b(x).detach().numpy())
+    assert b.features[0].weight.requires_grad
+
+
+def test_load_state_dict_assign():
+    net = nn.Linear(2, 2)
+    w = ember.ones(2, 2)
+    net.load_state_dict({"weight": w, "bias": ember.zeros(2)}, assign=True)
+    assert isinstance(net.weight, nn.Parameter) and net.weight.requires_grad
+    with ember.no_grad():
+        w.fill_(3.0)
+    assert net.weight.detach().numpy()[0, 0] == 3.0  # shares the checkpoint's storage
+
+
+def test_load_state_dict_strict_reports():
+    net = nn.Sequential(nn.Linear(2, 3))
+    sd = {"0.weight": ember.zeros(3, 2), "extra": ember.zeros(1), "0.foo": ember.zeros(1)}
+    with pytest.raises(RuntimeError) as err:
+        net.load_state_dict(sd)
+    assert str(err.value) == ('Error(s) in loading state_dict for Sequential:\n'
+                              '\tMissing key(s) in state_dict: "0.bias". \n'
+                              '\tUnexpected key(s) in state_dict: "extra", "0.foo". ')
+    result = net.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["0.bias"] and result.unexpected_keys == ["extra", "0.foo"]
+    np.testing.assert_allclose(net[0].weight.detach().numpy(), np.zeros((3, 2)))
+
+
+def test_load_state_dict_size_mismatch():
+    net = nn.Linear(2, 3)
+    sd = net.state_dict()
+    sd["weight"] = ember.zeros(2, 2)
+    with pytest.raises(RuntimeError, match=r"size mismatch for weight: copying a param with shape "
+                                           r"ember.Size\(\[2, 2\]\) from checkpoint, the shape in current "
+                                           r"model is ember.Size\(\[3, 2\]\)"):
+        net.load_state_dict(sd)
+
+
+def test_train_eval_propagates():
+    net = Net()
+    assert net.training and net.features[1].training
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+    with pytest.raises(ValueError):
+        net.train("yes")
+
+
+def test_requires_grad_and_zero_grad():
+    net = Net()
+    net(ember.randn(3, 4)).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(float(p.grad.abs().sum()) == 0.0 for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+
+
+def test_to_dtype_keeps_parameters_and_int_buffers():
+    bn_like = nn.Module()
+    bn_like.lin = nn.Linear(2, 2)
+    bn_like.register_buffer("steps", ember.tensor(3))
+    weight = bn_like.lin.weight
+    bn_like.lin(ember.ones(1, 2)).sum().backward()
+    out = bn_like.to(ember.float64)
+    assert out is bn_like
+    assert bn_like.lin.weight is weight and weight.is_leaf  # identity kept: optimizers stay valid
+    assert weight.grad.dtype == ember.float64
+    assert isinstance(bn_like.lin.weight, nn.Parameter) and bn_like.lin.weight.dtype == ember.float64
+    assert bn_like.steps.dtype == ember.int64
+    bn_like.float()
+    assert bn_like.lin.bias.dtype == ember.float32
+    bn_like.to(ember.zeros(1, dtype=ember.float64))
+    assert bn_like.lin.weight.dtype == ember.float64
+    bn_like.half()
+    assert bn_like.lin.weight.dtype == ember.float16
+    bn_like.to("cpu")
+    with pytest.raises(TypeError):
+        bn_like.to(ember.int64)
+    assert bn_like.lin.weight.requires_grad
+
+
+def test_apply_visits_children_first():
+    seen = []
+    net = Net()
+    net.apply(lambda m: seen.append(type(m).__name__))
+    assert seen == ["Linear", "ReLU", "Linear", "Sequential", "Net"]
+
+
+def test_forward_hooks_and_handles():
+    lin = nn.Linear(2, 2)
+    calls = []
+
+    def pre(module, args):
+        calls.append("pre")
+        return (args[0] * 0,)
+
+    def post(module, args, output):
+        calls.append("post")
+        return output + 1
+
+    h1 = lin.register_forward_pre_hook(pre)
+    h2 = lin.register_forward_hook(post)
+    y = lin(ember.randn(3, 2))
+    expected = lin.bias.detach().numpy() + 1
+    np.testing.assert_allclose(y.detach().numpy(), np.broadcast_to(expected, (3, 2)), rtol=1e-6)
+    assert calls == ["pre", "post"]
+    h1.remove()
+    h2.remove()
+    x = ember.randn(3, 2)
+    np.testing.assert_allclose(lin(x).detach().numpy(), nn.functional.linear(x, lin.weight, lin.bias)
+                               .detach().numpy())
+    assert calls == ["pre", "post"]
+
+
+def test_forward_hook_with_kwargs():
+    lin = nn.Linear(2, 2)
+    got = {}
+    lin.register_forward_hook(lambda m, a, kw, out: got.update(kw=kw), with_kwargs=True)
+    lin(input=ember.randn(1, 2))
+    assert "input" in got["kw"]
+
+
+def test_missing_forward_raises():
+    with pytest.raises(NotImplementedError):
+        nn.Module()(1)
+
+
+def test_repr_matches_torch_format():
+    net = Net()
+    assert repr(net) == (
+        "Net(\n"
+        "  (features): Sequential(\n"
+        "    (0): Linear(in_features=4, out_features=3, bias=True)\n"
+        "    (1): ReLU()\n"
+        "    (2): Linear(in_features=3, out_features=2, bias=True)\n"
+        "  )\n"
+        ")")
+    assert repr(nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)) == \
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)"
+    assert repr(nn.BatchNorm2d(4)) == \
+        "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(nn.LayerNorm(5)) == "LayerNorm((5,), eps=1e-05, elementwise_affine=True)"
+    assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
+    assert repr(nn.GELU(approximate="tanh")) == "GELU(approximate='tanh')"
+    assert repr(nn.MaxPool2d(2)) == \
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(nn.Embedding(10, 3, padding_idx=0)) == "Embedding(10, 3, padding_idx=0)"
+    assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
+    assert repr(nn.MultiheadAttention(4, 2)) == (
+        "MultiheadAttention(\n"
+        "  (out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)\n"
+        ")")
+
+
+def test_container_reprs():
+    ml = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)])
+    assert repr(ml) == (
+        "ModuleList(\n"
+        "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
+        "  (3): ReLU()\n"
+        "  (4): Linear(in_features=2, out_features=2, bias=True)\n"
+        ")")
+    assert repr(nn.ModuleList()) == "ModuleList()"
+    nested = nn.ModuleList([nn.Sequential(nn.ReLU())] * 2)
+    assert repr(nested) == "ModuleList(\n  (0-1): 2 x Sequential(\n    (0): ReLU()\n  )\n)"
+    pl = nn.ParameterList([ember.ones(2, 3), ember.ones(4)])
+    assert repr(pl) == ("ParameterList(\n"
+                        "    (0): Parameter containing: [ember.float32 of size 2x3]\n"
+                        "    (1): Parameter containing: [ember.float32 of size 4]\n"
+                        ")")
+    pd = nn.ParameterDict({"a": ember.ones(1)})
+    assert repr(pd) == "ParameterDict(  (a): Parameter containing: [ember.float32 of size 1])"
+
+
+def test_sequential_indexing():
+    a, b, c = nn.Linear(1, 2), nn.ReLU(), nn.Linear(2, 1)
+    seq = nn.Sequential(a, b, c)
+    assert len(seq) == 3 and seq[0] is a and seq[-1] is c
+    assert list(seq) == [a, b, c]
+    sub = seq[1:]
+    assert isinstance(sub, nn.Sequential) and list(sub) == [b, c]
+    with pytest.raises(IndexError):
+        seq[3]
+    seq.append(nn.Sigmoid())
+    assert len(seq) == 4 and isinstance(seq[3], nn.Sigmoid)
+    del seq[0]
+    assert list(seq._modules) == ["0", "1", "2"] and seq[0] is b
+    named = nn.Sequential(OrderedDict([("fc", a), ("act", b)]))
+    assert list(named.state_dict()) == ["fc.weight", "fc.bias"]
+    assert named(ember.ones(5, 1)).shape == (5, 2)
+
+
+def test_module_list_and_dict():
+    ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+    assert len(ml) == 3 and len(list(ml.parameters())) == 6
+    ml.append(nn.ReLU())
+    assert isinstance(ml[-1], nn.ReLU)
+    ml += [nn.Tanh()]
+    assert len(ml) == 5
+    assert list(ml.state_dict())[0] == "0.weight"
+    md = nn.ModuleDict({"a": nn.Linear(1, 2), "b": nn.ReLU()})
+    assert list(md.keys()) == ["a", "b"] and "a" in md
+    assert [n for n, _ in md.named_parameters()] == ["a.weight", "a.bias"]
+
+
+def test_parameter_list_and_dict():
+    pl = nn.ParameterList([nn.Parameter(ember.ones(2)), ember.zeros(3)])
+    assert len(pl) == 2 and all(isinstance(p, nn.Parameter) for p in pl)
+    assert [n for n, _ in pl.named_parameters()] == ["0", "1"]
+    pd = nn.ParameterDict({"x": nn.Parameter(ember.ones(1))})
+    pd["y"] = ember.zeros(2)
+    assert list(pd.keys()) == ["x", "y"] and isinstance(pd["y"], nn.Parameter)
+    assert len(list(pd.parameters())) == 2
+
+
+def test_deepcopy_makes_independent_module():
+    a = nn.Linear(2, 2)
+    b = copy.deepcopy(a)
+    assert isinstance(b.weight, nn.Parameter)
+    with ember.no_grad():
+        b.weight.fill_(0)
+    assert float(a.weight.abs().sum()) > 0
+
+
+def test_deepcopy_clones_buffers_and_keeps_sharing():
+    bn = nn.BatchNorm1d(3)
+    twin = copy.deepcopy(bn)
+    with ember.no_grad():
+        twin.running_var.fill_(5.0)
+    np.testing.assert_allclose(bn.running_var.numpy(), np.ones(3))
+    seq = nn.Sequential(nn.Linear(2, 2))
+    seq.add_module("again", seq[0])
+    dup = copy.deepcopy(seq)
+    assert dup[0] is dup.again and dup[0] is not seq[0]
+
+
+def test_identity_flatten_unflatten():
+    x = ember.randn(2, 3, 4)
+    assert nn.Identity(54, unused="x")(x) is x
+    assert nn.Flatten()(x).shape == (2, 12)
+    assert nn.Flatten(0)(x).shape == (24,)
+    assert nn.Unflatten(1, (3, 2, 2))(nn.Flatten()(x)).shape == (2, 3, 2, 2)
+
+
+def test_mlp_trains_with_sgd():
+    ember.manual_seed(0)
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(-1, 1, size=(64, 2)).astype(np.float32)
+    ys = (np.sin(2 * xs[:, :1]) + xs[:, 1:] ** 2).astype(np.float32)
+    x, y = ember.tensor(xs), ember.tensor(ys)
+    model = nn.Sequential(nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 1))
+    first = None
+    for _ in range(400):
+        loss = ((model(x) - y) ** 2).mean()
+        first = first if first is not None else loss.item()
+        model.zero_grad()
+        loss.backward()
+        with ember.no_grad():
+            for p in model.parameters():
+                p.sub_(p.grad * 0.1)
+    assert loss.item() < 0.02 < first
