@@ -166,15 +166,12 @@ def _check_nonnegative(value, what):
         raise ValueError(f"Invalid {what}: {value}")
 
 
-def _group_with_grads(optimizer, group):
-    """The params of `group` that have a gradient, their grads and states."""
-    params, grads, states = [], [], []
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        params.append(p)
-        grads.append(p.grad)
-        states.append(optimizer.state[p])
+def _group_with_grads(optimizer, group, with_state=True):
+    """The params of `group` that have a gradient, their grads and (when
+    `with_state`, creating empty ones as torch does) their state dicts."""
+    params = [p for p in group["params"] if p.grad is not None]
+    grads = [p.grad for p in params]
+    states = [optimizer.state[p] for p in params] if with_state else [{} for _ in params]
     return params, grads, states
 
 

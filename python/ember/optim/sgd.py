@@ -23,7 +23,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._run_closure(closure)
         for group in self.param_groups:
-            params, grads, states = _group_with_grads(self, group)
+            params, grads, states = _group_with_grads(self, group, with_state=group["momentum"] != 0)
             if not params:
                 continue
             buffers = [s.get("momentum_buffer") for s in states]
