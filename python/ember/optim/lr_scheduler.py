@@ -327,7 +327,11 @@ class SequentialLR(LRScheduler):
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler.step(0)
+            # Restart the next scheduler from its epoch 0 (its closed form),
+            # without the deprecation warning meant for users' step(epoch).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                scheduler.step(0)
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
