@@ -161,11 +161,6 @@ class Optimizer:
         return value.to(device=param.device, copy=True)
 
 
-def _check_nonnegative(value, what):
-    if not 0.0 <= value:
-        raise ValueError(f"Invalid {what}: {value}")
-
-
 def _group_with_grads(optimizer, group, with_state=True):
     """The params of `group` that have a gradient, their grads and (when
     `with_state`, creating empty ones as torch does) their state dicts."""
