@@ -510,3 +510,21 @@ def test_repr_and_defaults():
     assert ember.optim.RMSprop([leaf([1.0])]).defaults["alpha"] == 0.99
     assert ember.optim.Adagrad([leaf([1.0])]).defaults["eps"] == 1e-10
     assert "Parameter Group 0" in repr(opt)
+
+
+def test_load_state_dict_casts_buffers_to_the_parameter_dtype():
+    p = leaf([1.0, 2.0])
+    opt = ember.optim.RMSprop([p], lr=0.1, momentum=0.5)
+    p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    opt.step()
+    q = ember.tensor([1.0, 2.0], dtype=ember.float32).requires_grad_(True)
+    other = ember.optim.RMSprop([q], lr=0.1, momentum=0.5)
+    other.load_state_dict(opt.state_dict())
+    state = other.state[q]
+    assert state["square_avg"].dtype == ember.float32 and state["momentum_buffer"].dtype == ember.float32
+    assert state["step"].dtype == ember.float32 and state["step"].item() == 1
+    q.grad = ember.tensor([1.0, -1.0])
+    other.step()
+    p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    opt.step()
+    np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-6)
