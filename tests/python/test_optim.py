@@ -517,7 +517,7 @@ def test_load_state_dict_casts_buffers_to_the_parameter_dtype():
     opt = ember.optim.RMSprop([p], lr=0.1, momentum=0.5)
     p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
     opt.step()
-    q = ember.tensor([1.0, 2.0], dtype=ember.float32).requires_grad_(True)
+    q = ember.tensor(p.detach().numpy(), dtype=ember.float32).requires_grad_(True)
     other = ember.optim.RMSprop([q], lr=0.1, momentum=0.5)
     other.load_state_dict(opt.state_dict())
     state = other.state[q]
