@@ -13,6 +13,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/matmul.h>
+#include <ember/core/ops/optim.h>
 #include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>

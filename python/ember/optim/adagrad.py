@@ -1,0 +1,49 @@
+"""Adagrad (torch.optim.Adagrad): learning-rate decay, weight decay and an
+initial accumulator value. As in torch, state is created in the constructor."""
+import ember
+
+from .optimizer import Optimizer, _group_with_grads
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, group)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if "sum" not in state:
+            state["step"] = ember.tensor(0.0, dtype=ember.float32)
+            state["sum"] = ember.full_like(p, float(group["initial_accumulator_value"]))
+
+    def step(self, closure=None):
+        loss = self._run_closure(closure)
+        for group in self.param_groups:
+            params, grads, states = _group_with_grads(self, group)
+            if not params:
+                continue
+            for p in params:
+                self._init_state(p, group)
+            sums = ember._C._optim_adagrad(
+                params, grads, [s["sum"] for s in states], [s["step"] for s in states],
+                float(group["lr"]), float(group["lr_decay"]), float(group["weight_decay"]),
+                float(group["initial_accumulator_value"]), float(group["eps"]), bool(group["maximize"]))
+            for s, total in zip(states, sums):
+                s["sum"] = total
+        return loss

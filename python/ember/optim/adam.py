@@ -1,0 +1,63 @@
+"""Adam and AdamW (torch.optim.Adam / AdamW): L2 or decoupled weight decay,
+amsgrad, maximize, bias correction with each parameter's own step count."""
+import ember
+
+from .optimizer import Optimizer, _group_with_grads, _new_step
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+        _check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._run_closure(closure)
+        for group in self.param_groups:
+            params, grads, states = _group_with_grads(self, group)
+            if not params:
+                continue
+            amsgrad = bool(group["amsgrad"])
+            for s in states:
+                if "step" not in s:
+                    s["step"] = _new_step()
+            beta1, beta2 = group["betas"]
+            m1, m2, mx = ember._C._optim_adam(
+                params, grads, [s.get("exp_avg") for s in states], [s.get("exp_avg_sq") for s in states],
+                [s.get("max_exp_avg_sq") for s in states], [s["step"] for s in states],
+                float(group["lr"]), float(beta1), float(beta2), float(group["weight_decay"]),
+                float(group["eps"]), amsgrad, bool(group["maximize"]), self._decoupled)
+            for i, s in enumerate(states):
+                s["exp_avg"] = m1[i]
+                s["exp_avg_sq"] = m2[i]
+                if amsgrad:
+                    s["max_exp_avg_sq"] = mx[i]
+        return loss
+
+
+class AdamW(Adam):
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused)

@@ -1,0 +1,46 @@
+"""RMSprop (torch.optim.RMSprop): optional momentum and centering."""
+import ember
+
+from .optimizer import Optimizer, _group_with_grads, _new_step
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._run_closure(closure)
+        for group in self.param_groups:
+            params, grads, states = _group_with_grads(self, group)
+            if not params:
+                continue
+            for s in states:
+                if "step" not in s:
+                    s["step"] = _new_step()
+            centered, momentum = bool(group["centered"]), float(group["momentum"])
+            sq, ga, buf = ember._C._optim_rmsprop(
+                params, grads, [s.get("square_avg") for s in states], [s.get("grad_avg") for s in states],
+                [s.get("momentum_buffer") for s in states], [s["step"] for s in states],
+                float(group["lr"]), float(group["alpha"]), float(group["eps"]),
+                float(group["weight_decay"]), momentum, centered, bool(group["maximize"]))
+            for i, s in enumerate(states):
+                s["square_avg"] = sq[i]
+                if momentum > 0:
+                    s["momentum_buffer"] = buf[i]
+                if centered:
+                    s["grad_avg"] = ga[i]
+        return loss

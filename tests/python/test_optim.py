@@ -1,0 +1,530 @@
+"""ember.optim optimizers against numpy implementations of torch.optim's
+published update rules (and torch.optim itself when it is importable)."""
+import numpy as np
+import pytest
+
+import ember
+from harness import torch
+
+SHAPES = [(3,), (2, 3), ()]
+STEPS = 5
+
+
+# ---- numpy references of torch.optim's update rules (single-tensor form)
+
+class RefSGD:
+    def __init__(self, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False):
+        self.o = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                      nesterov=nesterov, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        d = -g if o["maximize"] else g
+        if o["weight_decay"]:
+            d = d + o["weight_decay"] * p
+        if o["momentum"]:
+            st = self.state.setdefault(i, {})
+            if "momentum_buffer" not in st:
+                buf = d.copy()
+            else:
+                buf = o["momentum"] * st["momentum_buffer"] + (1 - o["dampening"]) * d
+            st["momentum_buffer"] = buf
+            d = d + o["momentum"] * buf if o["nesterov"] else buf
+        return p - o["lr"] * d
+
+
+class RefAdam:
+    decoupled = False
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, maximize=False):
+        self.o = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "exp_avg": np.zeros_like(p), "exp_avg_sq": np.zeros_like(p),
+                                       "max_exp_avg_sq": np.zeros_like(p)})
+        st["step"] += 1
+        t, (b1, b2), lr, wd = st["step"], o["betas"], o["lr"], o["weight_decay"]
+        g = -g if o["maximize"] else g
+        if self.decoupled:
+            p = p * (1 - lr * wd)
+        elif wd:
+            g = g + wd * p
+        st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
+        st["exp_avg_sq"] = b2 * st["exp_avg_sq"] + (1 - b2) * g * g
+        second = st["exp_avg_sq"]
+        if o["amsgrad"]:
+            st["max_exp_avg_sq"] = np.maximum(st["max_exp_avg_sq"], st["exp_avg_sq"])
+            second = st["max_exp_avg_sq"]
+        denom = np.sqrt(second) / np.sqrt(1 - b2 ** t) + o["eps"]
+        return p - lr / (1 - b1 ** t) * st["exp_avg"] / denom
+
+
+class RefAdamW(RefAdam):
+    decoupled = True
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, maximize=False):
+        super().__init__(lr, betas, eps, weight_decay, amsgrad, maximize)
+
+
+class RefRMSprop:
+    def __init__(self, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, maximize=False):
+        self.o = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                      centered=centered, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "square_avg": np.zeros_like(p), "grad_avg": np.zeros_like(p),
+                                       "momentum_buffer": np.zeros_like(p)})
+        st["step"] += 1
+        a = o["alpha"]
+        g = -g if o["maximize"] else g
+        if o["weight_decay"]:
+            g = g + o["weight_decay"] * p
+        st["square_avg"] = a * st["square_avg"] + (1 - a) * g * g
+        if o["centered"]:
+            st["grad_avg"] = a * st["grad_avg"] + (1 - a) * g
+            avg = np.sqrt(st["square_avg"] - st["grad_avg"] ** 2) + o["eps"]
+        else:
+            avg = np.sqrt(st["square_avg"]) + o["eps"]
+        if o["momentum"] > 0:
+            st["momentum_buffer"] = o["momentum"] * st["momentum_buffer"] + g / avg
+            return p - o["lr"] * st["momentum_buffer"]
+        return p - o["lr"] * g / avg
+
+
+class RefAdagrad:
+    def __init__(self, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, maximize=False):
+        self.o = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                      initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "sum": np.full_like(p, o["initial_accumulator_value"])})
+        st["step"] += 1
+        g = -g if o["maximize"] else g
+        if o["weight_decay"]:
+            g = g + o["weight_decay"] * p
+        clr = o["lr"] / (1 + (st["step"] - 1) * o["lr_decay"])
+        st["sum"] = st["sum"] + g * g
+        return p - clr * g / (np.sqrt(st["sum"]) + o["eps"])
+
+
+REFS = {"SGD": RefSGD, "Adam": RefAdam, "AdamW": RefAdamW, "RMSprop": RefRMSprop, "Adagrad": RefAdagrad}
+
+CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=0.1)),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True, eps=1e-3)),
+    ("Adam", dict(lr=0.05, amsgrad=True, maximize=True, weight_decay=0.05)),
+    ("AdamW", dict(lr=0.1)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.1, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, eps=1e-4)),
+    ("RMSprop", dict(lr=0.02, centered=True, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.05)),
+    ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6)),
+    ("Adagrad", dict(lr=0.1, maximize=True)),
+]
+
+
+def config_id(config):
+    name, kwargs = config
+    return name + "-" + ",".join(f"{k}={v}" for k, v in kwargs.items())
+
+
+def initial_arrays(seed=0, shapes=SHAPES):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, size=s) for s in shapes]
+
+
+def grad_at(step, i, shape):
+    """A fixed, step-dependent gradient (deterministic, different per step)."""
+    rng = np.random.default_rng(100 * step + i)
+    return rng.uniform(-1, 1, size=shape)
+
+
+def leaf(array, dtype=ember.float64):
+    return ember.tensor(np.array(array, copy=True), dtype=dtype).requires_grad_(True)
+
+
+def fixed_grad(step, i, p):
+    return grad_at(step, i, p.shape)
+
+
+def run_reference(config, arrays, steps, grad_fn=fixed_grad):
+    """Parameter values after each step; grad_fn(step, index, value) gives the gradient."""
+    name, kwargs = config
+    ref = REFS[name](**kwargs)
+    ps = [a.copy() for a in arrays]
+    history = []
+    for step in range(steps):
+        ps = [ref.update(i, p, grad_fn(step, i, p), ref.o) for i, p in enumerate(ps)]
+        history.append([p.copy() for p in ps])
+    return history, ref
+
+
+def run_ember(config, params, steps):
+    name, kwargs = config
+    opt = getattr(ember.optim, name)(params, **kwargs)
+    history = []
+    for step in range(steps):
+        for i, p in enumerate(params):
+            p.grad = ember.tensor(grad_at(step, i, tuple(p.shape)), dtype=p.dtype)
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in params])
+    return history, opt
+
+
+def run_torch(config, arrays, steps):
+    name, kwargs = config
+    params = [torch.tensor(a, requires_grad=True) for a in arrays]
+    opt = getattr(torch.optim, name)(params, **kwargs)
+    history = []
+    for step in range(steps):
+        for i, p in enumerate(params):
+            p.grad = torch.tensor(grad_at(step, i, tuple(p.shape)))
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in params])
+    return history
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_matches_reference(config):
+    arrays = initial_arrays()
+    expected, ref = run_reference(config, arrays, STEPS)
+    got, opt = run_ember(config, [leaf(a) for a in arrays], STEPS)
+    for step, (g, e) in enumerate(zip(got, expected)):
+        for i, (a, b) in enumerate(zip(g, e)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=f"step {step} param {i}")
+    # The state holds torch's buffers under torch's names.
+    for i, p in enumerate(opt.param_groups[0]["params"]):
+        state = opt.state[p]
+        for key, value in ref.state.get(i, {}).items():
+            if key == "step":
+                assert state["step"].dtype == ember.float32 and state["step"].dim() == 0
+                assert state["step"].item() == value
+            elif key in state:
+                np.testing.assert_allclose(state[key].numpy(), value, rtol=1e-10, atol=1e-12, err_msg=key)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_matches_torch(config):
+    arrays = initial_arrays()
+    expected = run_torch(config, arrays, STEPS)
+    got, _ = run_ember(config, [leaf(a) for a in arrays], STEPS)
+    for g, e in zip(got, expected):
+        for a, b in zip(g, e):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("config", [CONFIGS[3], CONFIGS[8], CONFIGS[10], CONFIGS[15], CONFIGS[19]], ids=config_id)
+def test_quadratic_loss_with_closure(config):
+    # loss = sum((a * p - b)^2): the gradient comes from autograd, through a closure.
+    rng = np.random.default_rng(5)
+    arrays = initial_arrays(1)
+    scales = [rng.uniform(0.5, 2, size=a.shape) for a in arrays]
+    targets = [rng.uniform(-1, 1, size=a.shape) for a in arrays]
+    expected, _ = run_reference(config, arrays, STEPS,
+                                grad_fn=lambda step, i, p: 2 * scales[i] * (scales[i] * p - targets[i]))
+    params = [leaf(a) for a in arrays]
+    a_t = [ember.tensor(s) for s in scales]
+    b_t = [ember.tensor(t) for t in targets]
+    name, kwargs = config
+    opt = getattr(ember.optim, name)(params, **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = sum(((a * p - b) * (a * p - b)).sum() for a, p, b in zip(a_t, params, b_t))
+        loss.backward()
+        return loss
+
+    losses = []
+    for step in range(STEPS):
+        losses.append(opt.step(closure).item())
+        for i, p in enumerate(params):
+            np.testing.assert_allclose(p.detach().numpy(), expected[step][i], rtol=1e-10, atol=1e-12)
+    assert losses[0] == pytest.approx(sum(((s * a - t) ** 2).sum() for s, a, t in zip(scales, arrays, targets)))
+
+
+@pytest.mark.parametrize("config", [CONFIGS[1], CONFIGS[7], CONFIGS[10], CONFIGS[15], CONFIGS[19]], ids=config_id)
+def test_state_dict_round_trip(config):
+    name, kwargs = config
+    arrays = initial_arrays(2)
+    params = [leaf(a) for a in arrays]
+    opt = getattr(ember.optim, name)(params, **kwargs)
+    for step in range(3):
+        for i, p in enumerate(params):
+            p.grad = ember.tensor(grad_at(step, i, tuple(p.shape)))
+        opt.step()
+    saved = opt.state_dict()
+    # torch's layout: state keyed by parameter index, params as indices.
+    assert sorted(saved["state"]) == list(range(len(params)))
+    assert saved["param_groups"][0]["params"] == list(range(len(params)))
+    assert saved["param_groups"][0]["lr"] == kwargs["lr"]
+    if name != "SGD":
+        step = saved["state"][0]["step"]
+        assert isinstance(step, ember.Tensor) and step.dtype == ember.float32 and step.dim() == 0
+        assert step.item() == 3
+
+    clones = [leaf(p.detach().numpy()) for p in params]
+    restored = getattr(ember.optim, name)(clones, lr=123.0)
+    restored.load_state_dict(saved)
+    assert restored.param_groups[0]["lr"] == kwargs["lr"]
+    for step in range(3, 6):
+        for i, (p, q) in enumerate(zip(params, clones)):
+            p.grad = ember.tensor(grad_at(step, i, tuple(p.shape)))
+            q.grad = ember.tensor(grad_at(step, i, tuple(q.shape)))
+        opt.step()
+        restored.step()
+        for p, q in zip(params, clones):
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_load_state_dict_copies_buffers():
+    p = leaf([1.0, 2.0])
+    opt = ember.optim.Adam([p], lr=0.1)
+    p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    opt.step()
+    q = leaf([1.0, 2.0])
+    other = ember.optim.Adam([q], lr=0.1)
+    other.load_state_dict(opt.state_dict())
+    opt.step()  # must not move `other`'s buffers
+    assert other.state[q]["step"].item() == 1
+    np.testing.assert_allclose(other.state[q]["exp_avg"].numpy(), [0.1, -0.1])
+
+
+def test_load_state_dict_mismatched_groups():
+    a, b = leaf([1.0]), leaf([2.0])
+    opt = ember.optim.SGD([a, b], lr=0.1)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        ember.optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1).load_state_dict(opt.state_dict())
+    with pytest.raises(ValueError, match="doesn't match the size"):
+        ember.optim.SGD([a], lr=0.1).load_state_dict(opt.state_dict())
+
+
+def test_param_groups_with_different_lrs():
+    arrays = initial_arrays(3)
+    params = [leaf(a) for a in arrays]
+    opt = ember.optim.SGD([{"params": params[:2]}, {"params": params[2:], "lr": 0.5, "momentum": 0.9}],
+                          lr=0.1, momentum=0.0)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.5
+    assert opt.param_groups[1]["momentum"] == 0.9 and opt.param_groups[0]["momentum"] == 0.0
+    ref0, ref1 = RefSGD(lr=0.1), RefSGD(lr=0.5, momentum=0.9)
+    expected = [a.copy() for a in arrays]
+    for step in range(STEPS):
+        for i, p in enumerate(params):
+            p.grad = ember.tensor(grad_at(step, i, tuple(p.shape)))
+        opt.step()
+        for i in range(len(expected)):
+            ref = ref0 if i < 2 else ref1
+            expected[i] = ref.update(i, expected[i], grad_at(step, i, expected[i].shape), ref.o)
+        for p, e in zip(params, expected):
+            np.testing.assert_allclose(p.detach().numpy(), e, rtol=1e-12)
+    sd = opt.state_dict()
+    assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
+    assert list(sd["state"]) == [2]  # only the momentum group keeps a buffer
+
+
+def test_add_param_group():
+    a, b = leaf([1.0]), leaf([2.0])
+    opt = ember.optim.Adam([a], lr=0.1)
+    opt.add_param_group({"params": b, "lr": 0.01})
+    assert len(opt.param_groups) == 2
+    assert opt.param_groups[1]["betas"] == (0.9, 0.999) and opt.param_groups[1]["lr"] == 0.01
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [a]})
+
+
+def test_none_grads_are_skipped():
+    a, b = leaf([1.0, 2.0]), leaf([3.0])
+    for cls in (ember.optim.SGD, ember.optim.Adam, ember.optim.RMSprop):
+        opt = cls([a, b], lr=0.1)
+        a.grad = ember.tensor([1.0, 1.0], dtype=ember.float64)
+        b.grad = None
+        opt.step()
+        assert b.detach().numpy().tolist() == [3.0]
+        assert a.detach().numpy()[0] < 1.0
+        assert len(opt.state[b]) == 0 or cls is ember.optim.SGD
+
+
+def test_step_without_any_grad_changes_nothing():
+    a = leaf([1.0, 2.0])
+    opt = ember.optim.AdamW([a])
+    opt.step()
+    assert a.detach().numpy().tolist() == [1.0, 2.0]
+    assert "step" not in opt.state[a]
+
+
+def test_zero_grad():
+    a = leaf([1.0, 2.0])
+    opt = ember.optim.SGD([a], lr=0.1)
+    (a * a).sum().backward()
+    assert a.grad is not None
+    opt.zero_grad(set_to_none=False)
+    assert a.grad.numpy().tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert a.grad is None
+
+
+def test_step_returns_closure_loss_and_enables_grad():
+    a = leaf([3.0])
+    opt = ember.optim.SGD([a], lr=0.25)
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum()
+        loss.backward()
+        return loss
+
+    with ember.no_grad():
+        loss = opt.step(closure)
+    assert loss.item() == 9.0
+    assert a.item() == pytest.approx(3.0 - 0.25 * 6.0)
+
+
+def test_update_bumps_version_and_runs_without_autograd():
+    a = leaf([1.0, 2.0])
+    opt = ember.optim.Adam([a], lr=0.1)
+    a.grad = ember.tensor([1.0, 1.0], dtype=ember.float64)
+    before = a._version
+    opt.step()
+    assert a._version > before
+    assert a.is_leaf and a.grad_fn is None and a.requires_grad
+
+
+def test_float32_large_parallel_tensor():
+    # Large enough to split across threads; float32 math.
+    rng = np.random.default_rng(7)
+    start = rng.uniform(-1, 1, size=(300, 401)).astype(np.float32)
+    grad = rng.uniform(-1, 1, size=start.shape).astype(np.float32)
+    p = leaf(start, dtype=ember.float32)
+    opt = ember.optim.Adam([p], lr=0.01, weight_decay=0.1)
+    ref = RefAdam(lr=0.01, weight_decay=0.1)
+    expected = start.astype(np.float64)
+    for _ in range(3):
+        p.grad = ember.tensor(grad)
+        opt.step()
+        expected = ref.update(0, expected, grad.astype(np.float64), ref.o)
+    assert p.dtype == ember.float32 and opt.state[p]["exp_avg"].dtype == ember.float32
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_non_contiguous_parameter():
+    base = np.arange(6, dtype=np.float64).reshape(2, 3)
+    p = ember.tensor(base).t().detach().requires_grad_(True)  # a transposed leaf
+    assert not p.is_contiguous()
+    opt = ember.optim.SGD([p], lr=0.1, momentum=0.9)
+    ref = RefSGD(lr=0.1, momentum=0.9)
+    expected = base.T.copy()
+    for step in range(3):
+        g = grad_at(step, 0, (3, 2))
+        p.grad = ember.tensor(g)
+        opt.step()
+        expected = ref.update(0, expected, g, ref.o)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-12)
+
+
+def test_half_parameter_computes_in_float32():
+    p = ember.tensor([1.0, -2.0, 0.5], dtype=ember.float16).requires_grad_(True)
+    opt = ember.optim.SGD([p], lr=0.5, momentum=0.9)
+    p.grad = ember.tensor([1.0, 1.0, -1.0], dtype=ember.float16)
+    opt.step()
+    assert p.dtype == ember.float16 and opt.state[p]["momentum_buffer"].dtype == ember.float16
+    np.testing.assert_allclose(p.detach().float().numpy(), [0.5, -2.5, 1.0])
+
+
+BAD_ARGS = [
+    (ember.optim.SGD, dict(lr=-1), "Invalid learning rate: -1"),
+    (ember.optim.SGD, dict(lr=0.1, momentum=-0.5), "Invalid momentum value: -0.5"),
+    (ember.optim.SGD, dict(lr=0.1, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (ember.optim.SGD, dict(lr=0.1, nesterov=True), "Nesterov momentum requires a momentum and zero dampening"),
+    (ember.optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True), "Nesterov momentum"),
+    (ember.optim.Adam, dict(lr=-0.01), "Invalid learning rate: -0.01"),
+    (ember.optim.Adam, dict(eps=-1e-8), "Invalid epsilon value: -1e-08"),
+    (ember.optim.Adam, dict(betas=(1.0, 0.999)), "Invalid beta parameter at index 0: 1.0"),
+    (ember.optim.Adam, dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1"),
+    (ember.optim.AdamW, dict(weight_decay=-0.1), "Invalid weight_decay value: -0.1"),
+    (ember.optim.RMSprop, dict(alpha=-0.5), "Invalid alpha value: -0.5"),
+    (ember.optim.RMSprop, dict(momentum=-1), "Invalid momentum value: -1"),
+    (ember.optim.RMSprop, dict(lr=-1), "Invalid learning rate: -1"),
+    (ember.optim.Adagrad, dict(lr_decay=-1), "Invalid lr_decay value: -1"),
+    (ember.optim.Adagrad, dict(initial_accumulator_value=-1), "Invalid initial_accumulator_value value: -1"),
+    (ember.optim.Adagrad, dict(eps=-1), "Invalid epsilon value: -1"),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs,message", BAD_ARGS, ids=lambda x: getattr(x, "__name__", str(x)))
+def test_bad_hyper_parameters(cls, kwargs, message):
+    with pytest.raises(ValueError) as info:
+        cls([leaf([1.0])], **kwargs)
+    assert message in str(info.value)
+
+
+def test_bad_params():
+    with pytest.raises(ValueError, match="empty parameter list"):
+        ember.optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="iterable of Tensors or dicts"):
+        ember.optim.SGD(leaf([1.0]), lr=0.1)
+    a = leaf([1.0])
+    with pytest.raises(ValueError, match="non-leaf"):
+        ember.optim.SGD([a * 2], lr=0.1)
+    with pytest.raises(TypeError, match="only optimize Tensors"):
+        ember.optim.SGD([1.0], lr=0.1)
+    with pytest.raises(TypeError, match="ordered collections"):
+        ember.optim.SGD([{"params": {a}}], lr=0.1)
+
+
+def test_kernel_argument_errors():
+    p = leaf([1.0, 2.0])
+    g = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+    with pytest.raises(RuntimeError, match=r"sgd: grads\[0\] has shape \[3\] but its parameter has shape \[2\]"):
+        ember._C._optim_sgd([p], [g], [None], 0.1, 0.0, 0.0, False, 0.0, False)
+    with pytest.raises(TypeError, match=r"adam: grads\[0\] has dtype float32"):
+        ember._C._optim_adam([p], [ember.tensor([1.0, 2.0])], [None], [None], [None], [ember.tensor(0.0)],
+                             0.1, 0.9, 0.999, 0.0, 1e-8, False, False)
+    with pytest.raises(ValueError, match="adagrad: got 1 params but 2 grads"):
+        ember._C._optim_adagrad([p], [g, g], [None], [ember.tensor(0.0)], 0.1, 0.0, 0.0, 0.0, 1e-10, False)
+    with pytest.raises(RuntimeError, match=r"rmsprop: square_avgs\[0\] has shape \[3\]"):
+        ember._C._optim_rmsprop([p], [p.detach()], [g], [None], [None], [ember.tensor(0.0)],
+                                0.1, 0.99, 1e-8, 0.0, 0.0, False, False)
+    with pytest.raises(TypeError, match="sgd: params\\[0\\] has dtype int64"):
+        ember._C._optim_sgd([ember.tensor([1, 2])], [ember.tensor([1, 2])], [None], 0.1, 0.0, 0.0, False, 0.0, False)
+    assert p.detach().numpy().tolist() == [1.0, 2.0]  # nothing was updated
+
+
+def test_repr_and_defaults():
+    opt = ember.optim.AdamW([leaf([1.0])])
+    assert opt.defaults["weight_decay"] == 1e-2 and opt.defaults["lr"] == 1e-3
+    assert ember.optim.SGD([leaf([1.0])]).defaults["lr"] == 1e-3
+    assert ember.optim.RMSprop([leaf([1.0])]).defaults["alpha"] == 0.99
+    assert ember.optim.Adagrad([leaf([1.0])]).defaults["eps"] == 1e-10
+    assert "Parameter Group 0" in repr(opt)
+
+
+def test_load_state_dict_casts_buffers_to_the_parameter_dtype():
+    p = leaf([1.0, 2.0])
+    opt = ember.optim.RMSprop([p], lr=0.1, momentum=0.5)
+    p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    opt.step()
+    q = ember.tensor(p.detach().numpy(), dtype=ember.float32).requires_grad_(True)
+    other = ember.optim.RMSprop([q], lr=0.1, momentum=0.5)
+    other.load_state_dict(opt.state_dict())
+    state = other.state[q]
+    assert state["square_avg"].dtype == ember.float32 and state["momentum_buffer"].dtype == ember.float32
+    assert state["step"].dtype == ember.float32 and state["step"].item() == 1
+    q.grad = ember.tensor([1.0, -1.0])
+    other.step()
+    p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    opt.step()
+    np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-6)
