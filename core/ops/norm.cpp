@@ -1,18 +1,22 @@
-// Norm family front-ends. Each normalization is composed of ember ops
-// (reductions, rsqrt, broadcasting arithmetic), so autograd, including double
-// backward through the batch statistics, comes from those ops' formulas.
+// Norm family front-ends: checks, fused CPU kernels (core/cpu/norm.cpp) and
+// the autograd node with the analytic backward (autograd/functions/norm.cpp).
+// float16 / bfloat16 inputs are computed in float32 and cast back.
 #include <ember/core/ops/norm.h>
 
 #include <limits>
 
+#include <ember/autograd/functions/norm.h>
 #include <ember/autograd/grad_mode.h>
+#include <ember/autograd/node.h>
+#include <ember/core/cpu/norm.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
-#include <ember/core/ops/reduce.h>
 #include <ember/core/ops/unary.h>
 
 namespace ember {
+
+namespace functions = autograd::functions;
 
 namespace {
 
@@ -24,29 +28,24 @@ void check_input(const Tensor& x, const char* op) {
   EMBER_CHECK(is_floating(x.dtype()), Error, op, ": expected a floating point input, got ", dtype_name(x.dtype()));
 }
 
-// A per-channel vector (weight, bias, running stat) of length C, checked and
-// viewed as (1, C, 1, ...) to broadcast against an input of `ndim` dims.
-Tensor channel_view(const Tensor& v, int64_t channels, int64_t ndim, const char* op, const char* what) {
-  EMBER_CHECK(v.dim() == 1 && v.size(0) == channels, Error, op, ": expected ", what, " of shape [", channels,
-              "], got ", shape_str(v.shape()));
-  Shape s(static_cast<size_t>(ndim), 1);
-  s[1] = channels;
-  return v.reshape(s);
+void check_param(const Tensor& p, const Shape& shape, const char* op, const char* what) {
+  if (!p.defined()) return;
+  EMBER_CHECK(p.shape() == shape, Error, op, ": expected ", what, " of shape ", shape_str(shape), ", got ",
+              shape_str(p.shape()));
+  EMBER_CHECK(p.device().is_cpu(), NotImplementedError, op, ": ", what, " is on ", p.device().str(),
+              " but only the CPU is supported in this build");
 }
 
-// (x - mean) * rsqrt(var + eps) with biased statistics over `dims`.
-Tensor standardize(const Tensor& x, const Dims& dims, double eps) {
-  const Tensor mu = mean(x, dims, /*keepdim=*/true);
-  const Tensor centered = sub(x, mu);
-  const Tensor var = mean(square(centered), dims, /*keepdim=*/true);
-  return mul(centered, rsqrt(add(var, scalar_like(var, eps))));
+DType compute_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }
+
+// A detached, contiguous copy in the compute dtype for the kernels (undefined stays undefined).
+Tensor prepared(const Tensor& t, DType compute) {
+  if (!t.defined()) return t;
+  const Tensor d = t.detach();
+  return (d.dtype() == compute ? d : d.to(compute)).contiguous();
 }
 
-Tensor affine(Tensor y, const Tensor& w, const Tensor& b) {
-  if (w.defined()) y = mul(y, w);
-  if (b.defined()) y = add(y, b);
-  return y;
-}
+Tensor finish(Tensor out, DType dtype) { return out.dtype() == dtype ? out : out.to(dtype); }
 
 }  // namespace
 
@@ -56,77 +55,129 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   check_input(input, op);
   EMBER_CHECK(input.dim() >= 2, ValueError, op, ": expected an input of at least 2 dims (N, C, ...), got ",
               shape_str(input.shape()));
-  const int64_t nd = input.dim(), channels = input.size(1);
-  Dims dims{0};
-  int64_t per_channel = input.size(0);
-  for (int64_t d = 2; d < nd; ++d) {
-    dims.push_back(d);
-    per_channel *= input.size(d);
+  const int64_t n = input.size(0), channels = input.size(1);
+  int64_t inner = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) inner *= input.size(d);
+  for (const auto& [t, what] : {std::pair{weight, "weight"}, {bias, "bias"}, {running_mean, "running_mean"},
+                                {running_var, "running_var"}}) {
+    check_param(t, {channels}, op, what);
   }
-  const Tensor w = weight.defined() ? channel_view(weight, channels, nd, op, "weight") : Tensor();
-  const Tensor b = bias.defined() ? channel_view(bias, channels, nd, op, "bias") : Tensor();
-  const Tensor rm = running_mean.defined() ? channel_view(running_mean, channels, nd, op, "running_mean") : Tensor();
-  const Tensor rv = running_var.defined() ? channel_view(running_var, channels, nd, op, "running_var") : Tensor();
   if (!training) {
-    EMBER_CHECK(rm.defined() && rv.defined(), Error, op,
+    EMBER_CHECK(running_mean.defined() && running_var.defined(), Error, op,
                 ": running_mean and running_var must be given when training=False");
-    const Tensor y = mul(sub(input, rm), rsqrt(add(rv, scalar_like(rv, eps))));
-    return affine(y, w, b);
+  } else {
+    EMBER_CHECK(n * inner > 1, ValueError, op, ": expected more than 1 value per channel when training, got input size ",
+                shape_str(input.shape()));
   }
-  EMBER_CHECK(per_channel > 1, ValueError, op, ": expected more than 1 value per channel when training, got input size ",
-              shape_str(input.shape()));
-  const Tensor mu = mean(input, dims, /*keepdim=*/true);
-  const Tensor centered = sub(input, mu);
-  const Tensor var = mean(square(centered), dims, /*keepdim=*/true);
-  if (rm.defined() || rv.defined()) {
+  if (!training && autograd::any_requires_grad({running_mean, running_var})) {
+    // Gradients for the running statistics themselves: compose ember ops.
+    Shape cs(static_cast<size_t>(input.dim()), 1);
+    cs[1] = channels;
+    const Tensor rv = running_var.reshape(cs);
+    Tensor y = mul(sub(input, running_mean.reshape(cs)), rsqrt(add(rv, scalar_like(rv, eps))));
+    if (weight.defined()) y = mul(y, weight.reshape(cs));
+    if (bias.defined()) y = add(y, bias.reshape(cs));
+    return y;
+  }
+  const DType compute = compute_dtype(input.dtype());
+  const Tensor x = prepared(input, compute);
+  const Shape stat_shape{1, channels, 1};
+  Tensor mean, rstd;
+  if (training) {
+    mean = empty(stat_shape, compute, input.device());
+    Tensor var = empty(stat_shape, compute, input.device());
+    if (x.numel() > 0) cpu::channel_moments(mean, var, x, n, channels, inner);
+    rstd = rsqrt(add(var, scalar_like(var, eps)));
     // The running statistics are buffers: updated in place, outside the graph.
     autograd::NoGradGuard no_grad;
-    if (rm.defined()) {
+    if (running_mean.defined()) {
       Tensor target = running_mean;
       target.mul_(scalar_like(target, 1.0 - momentum));
-      target.add_(mu.detach().reshape({channels}).to(target.dtype()), momentum);
+      target.add_(mean.reshape({channels}).to(target.dtype()), momentum);
     }
-    if (rv.defined()) {
+    if (running_var.defined()) {
       Tensor target = running_var;
-      const double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
+      const double unbias = static_cast<double>(n * inner) / static_cast<double>(n * inner - 1);
       target.mul_(scalar_like(target, 1.0 - momentum));
-      target.add_(var.detach().reshape({channels}).to(target.dtype()), momentum * unbias);
+      target.add_(var.reshape({channels}).to(target.dtype()), momentum * unbias);
     }
+  } else {
+    mean = prepared(running_mean, compute).reshape(stat_shape);
+    const Tensor rv = prepared(running_var, compute).reshape(stat_shape);
+    rstd = rsqrt(add(rv, scalar_like(rv, eps)));
   }
-  const Tensor y = mul(centered, rsqrt(add(var, scalar_like(var, eps))));
-  return affine(y, w, b);
+  // y = x * scale + shift per channel, one pass.
+  const Tensor w = prepared(weight, compute), b = prepared(bias, compute);
+  const Tensor scale = (w.defined() ? mul(rstd.reshape({channels}), w) : rstd.reshape({channels})).contiguous();
+  Tensor shift = neg(mul(mean.reshape({channels}), scale));
+  if (b.defined()) shift = add(shift, b);
+  shift = shift.contiguous();
+  Tensor out = empty({n, channels, inner}, compute, input.device());
+  if (out.numel() > 0) cpu::channel_affine(out, x, scale, shift, n, channels, inner);
+  out = finish(out.reshape(input.shape()), input.dtype());
+  if (autograd::any_requires_grad({input, weight, bias})) {
+    functions::NormSpec spec{{n, channels, inner}, {0, 2}, stat_shape, {channels}, eps, false, training};
+    autograd::record("NativeBatchNormBackward0", {input, weight, bias}, {out}, {input, weight, mean, rstd},
+                     functions::normalize_backward(spec));
+  }
+  return out;
 }
 
 namespace {
 
-// The trailing dims covered by normalized_shape, after checking that it matches.
-Dims trailing_dims(const Tensor& x, const Shape& normalized_shape, const char* op) {
-  const int64_t k = static_cast<int64_t>(normalized_shape.size());
-  bool ok = k >= 1 && k <= x.dim();
-  for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == normalized_shape[i];
+// layer_norm and rms_norm: rows of the trailing normalized_shape dims.
+Tensor row_normalize(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                     double eps, bool rms, const char* op) {
+  check_input(input, op);
+  const int64_t k = static_cast<int64_t>(normalized_shape.size()), nd = input.dim();
+  bool ok = k >= 1 && k <= nd;
+  for (int64_t i = 0; ok && i < k; ++i) ok = input.size(nd - k + i) == normalized_shape[i];
   EMBER_CHECK(ok, Error, op, ": normalized_shape ", shape_str(normalized_shape),
-              " does not match the trailing dims of the input of shape ", shape_str(x.shape()));
+              " does not match the trailing dims of the input of shape ", shape_str(input.shape()));
+  check_param(weight, normalized_shape, op, "weight");
+  check_param(bias, normalized_shape, op, "bias");
+  int64_t rows = 1, cols = 1;
+  Shape stat_shape, w_view;
   Dims dims;
-  for (int64_t i = x.dim() - k; i < x.dim(); ++i) dims.push_back(i);
-  return dims;
-}
-
-void check_param(const Tensor& p, const Shape& shape, const char* op, const char* what) {
-  if (!p.defined()) return;
-  EMBER_CHECK(p.shape() == shape, Error, op, ": expected ", what, " of shape ", shape_str(shape), ", got ",
-              shape_str(p.shape()));
+  for (int64_t d = 0; d < nd; ++d) {
+    const bool normalized = d >= nd - k;
+    (normalized ? cols : rows) *= input.size(d);
+    stat_shape.push_back(normalized ? 1 : input.size(d));
+    w_view.push_back(normalized ? input.size(d) : 1);
+    if (normalized) dims.push_back(d);
+  }
+  const DType compute = compute_dtype(input.dtype());
+  const Tensor x = prepared(input, compute);
+  Tensor out = empty(input.shape(), compute, input.device());
+  Tensor mean = rms ? Tensor() : empty(stat_shape, compute, input.device());
+  Tensor rstd = empty(stat_shape, compute, input.device());
+  if (out.numel() > 0) {
+    cpu::row_norm(out, mean, rstd, x, prepared(weight, compute), prepared(bias, compute), rows, cols, eps, rms);
+  }
+  out = finish(out, input.dtype());
+  if (autograd::any_requires_grad({input, weight, bias})) {
+    functions::NormSpec spec{input.shape(), dims, w_view, normalized_shape, eps, rms, true};
+    autograd::record(rms ? "RmsNormBackward0" : "NativeLayerNormBackward0", {input, weight, bias}, {out},
+                     {input, weight, mean, rstd}, functions::normalize_backward(spec));
+  }
+  return out;
 }
 
 }  // namespace
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
-  const char* op = "layer_norm";
-  check_input(input, op);
-  const Dims dims = trailing_dims(input, normalized_shape, op);
-  check_param(weight, normalized_shape, op, "weight");
-  check_param(bias, normalized_shape, op, "bias");
-  return affine(standardize(input, dims, eps), weight, bias);
+  return row_normalize(input, normalized_shape, weight, bias, eps, false, "layer_norm");
+}
+
+Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps) {
+  double e;
+  if (eps) e = *eps;
+  else if (input.defined() && input.dtype() == DType::Float64) e = std::numeric_limits<double>::epsilon();
+  else if (input.defined() && input.dtype() == DType::Float16) e = 0.0009765625;     // 2^-10
+  else if (input.defined() && input.dtype() == DType::BFloat16) e = 0.0078125;       // 2^-7
+  else e = std::numeric_limits<float>::epsilon();
+  return row_normalize(input, normalized_shape, weight, Tensor(), e, true, "rms_norm");
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
@@ -137,28 +188,28 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   const int64_t n = input.size(0), channels = input.size(1);
   EMBER_CHECK(num_groups > 0 && channels % num_groups == 0, Error, op, ": expected the number of channels (",
               channels, ") to be divisible by num_groups (", num_groups, ")");
-  const Tensor w = weight.defined() ? channel_view(weight, channels, input.dim(), op, "weight") : Tensor();
-  const Tensor b = bias.defined() ? channel_view(bias, channels, input.dim(), op, "bias") : Tensor();
-  if (input.numel() == 0) return affine(input.reshape(input.shape()), w, b);
-  const Tensor grouped = input.reshape({n, num_groups, -1});
-  const Tensor y = standardize(grouped, {2}, eps).reshape(input.shape());
-  return affine(y, w, b);
-}
-
-Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps) {
-  const char* op = "rms_norm";
-  check_input(input, op);
-  const Dims dims = trailing_dims(input, normalized_shape, op);
-  check_param(weight, normalized_shape, op, "weight");
-  double e;
-  if (eps) e = *eps;
-  else if (input.dtype() == DType::Float64) e = std::numeric_limits<double>::epsilon();
-  else if (input.dtype() == DType::Float16) e = 0.0009765625;
-  else if (input.dtype() == DType::BFloat16) e = 0.0078125;
-  else e = std::numeric_limits<float>::epsilon();
-  const Tensor ms = mean(square(input), dims, /*keepdim=*/true);
-  Tensor y = mul(input, rsqrt(add(ms, scalar_like(ms, e))));
-  if (weight.defined()) y = mul(y, weight);
+  check_param(weight, {channels}, op, "weight");
+  check_param(bias, {channels}, op, "bias");
+  int64_t inner = 1;
+  for (int64_t d = 2; d < input.dim(); ++d) inner *= input.size(d);
+  const int64_t cols = channels / num_groups * inner;
+  const DType compute = compute_dtype(input.dtype());
+  const Tensor x = prepared(input, compute);
+  Tensor y = empty({n, num_groups, cols}, compute, input.device());
+  Tensor mean = empty({n, num_groups, 1}, compute, input.device());
+  Tensor rstd = empty({n, num_groups, 1}, compute, input.device());
+  if (y.numel() > 0) cpu::row_norm(y, mean, rstd, x, Tensor(), Tensor(), n * num_groups, cols, eps, false);
+  y = finish(y.reshape(input.shape()), input.dtype());
+  if (autograd::any_requires_grad({input})) {
+    functions::NormSpec spec{{n, num_groups, cols}, {2}, {}, {}, eps, false, true};
+    autograd::record("NativeGroupNormBackward0", {input}, {y}, {input, Tensor(), mean, rstd},
+                     functions::normalize_backward(spec));
+  }
+  // The per-channel affine as ops (its own nodes).
+  Shape channel_shape(static_cast<size_t>(input.dim()), 1);
+  channel_shape[1] = channels;
+  if (weight.defined()) y = mul(y, weight.reshape(channel_shape));
+  if (bias.defined()) y = add(y, bias.reshape(channel_shape));
   return y;
 }
 

@@ -280,3 +280,45 @@ def test_dropout2d_zeros_whole_channels():
     assert (per_channel == 0).any() and (per_channel == 2).any()
     with pytest.raises(RuntimeError, match=r"^dropout2d: expected an input of at least 2 dims"):
         F.dropout2d(ember.ones(3), 0.5)
+
+
+def test_fused_paths_gradcheck_partial_arguments():
+    x = make(random_array((3, 4, 2), np.float64), requires_grad=True)
+    b = make(random_array((4,), np.float64), requires_grad=True)
+    w = make(random_array((4,), np.float64), requires_grad=True)
+    rm = make(random_array((4,), np.float64))
+    rv = make(positive(random_array((4,), np.float64)))
+    # eval batch_norm with constant running stats: gx = g * w * rstd
+    assert ember.autograd.gradcheck(lambda x, w, b: F.batch_norm(x, rm, rv, w, b), [x, w, b])
+    # bias without weight
+    assert ember.autograd.gradcheck(lambda x, b: F.batch_norm(x, None, None, None, b, True), [x, b])
+    lb = make(random_array((2,), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, b: F.layer_norm(x, (2,), None, b), [x, lb])
+    assert ember.autograd.gradcheck(lambda x: F.rms_norm(x, (4, 2)), [x])
+    assert F.layer_norm(x, (2,)).grad_fn.name() == "NativeLayerNormBackward0"
+
+
+def test_rms_norm_double_backward():
+    x = make(random_array((3, 5), np.float64), requires_grad=True)
+    w = make(random_array((5,), np.float64), requires_grad=True)
+    g = make(random_array((3, 5), np.float64))
+
+    def first(x, w):
+        (gx,) = ember.autograd.grad([(F.rms_norm(x, (5,), w) * g).sum()], [x], create_graph=True)
+        return gx * gx
+    assert ember.autograd.gradcheck(first, [x, w])
+
+
+def test_large_rows_parallel_and_offset_data():
+    # Many rows (several threads) and data far from zero (stable variance).
+    a = random_array((2048, 33)) + 1000.0
+    assert_close(F.layer_norm(make(a), (33,)), np_layer_norm(a, 1), 1e-2, 2e-3)
+    b = random_array((64, 8, 6, 6))
+    assert_close(F.batch_norm(make(b), None, None, training=True), np_batch_norm_train(b), 1e-4, 1e-4)
+
+
+def test_half_batch_norm():
+    x = ember.tensor(random_array((4, 3, 2)), dtype=ember.bfloat16)
+    y = F.batch_norm(x, None, None, training=True)
+    assert y.dtype == ember.bfloat16
+    assert_close(y.float(), np_batch_norm_train(x.float().numpy()), 3e-2, 3e-2)
