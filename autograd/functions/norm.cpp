@@ -5,6 +5,7 @@
 #include <ember/autograd/functions/norm.h>
 
 #include <ember/autograd/grad_mode.h>
+#include <ember/core/cpu/norm.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
@@ -24,10 +25,34 @@ Tensor sum_to_weight(const Tensor& g, const Shape& w_view, const Shape& shape) {
   return s.reshape(shape);
 }
 
+// batch_norm's backward as one kernel (first order only: records nothing).
+TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorList& s,
+                            const std::vector<bool>& needs) {
+  const Tensor& x0 = s[0];
+  const DType compute = s[3].dtype();  // the statistics are in the compute dtype
+  auto prep = [&](const Tensor& t) { return (t.dtype() == compute ? t : t.to(compute)).contiguous(); };
+  const Tensor x = prep(x0.detach());
+  const Tensor gy = prep(g);
+  const Tensor w = s[1].defined() ? prep(s[1].detach()) : Tensor();
+  const int64_t n = spec.view[0], c = spec.view[1], inner = spec.view[2];
+  Tensor gx = needs[0] ? empty(x0.shape(), compute, x0.device()) : Tensor();
+  Tensor sum_g = empty({c}, compute, x0.device()), sum_gxhat = empty({c}, compute, x0.device());
+  cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                             spec.batch_stats);
+  TensorList out(needs.size());
+  out[0] = gx;
+  if (needs.size() > 1 && needs[1]) out[1] = sum_gxhat.reshape(spec.param_shape);
+  if (needs.size() > 2 && needs[2]) out[2] = sum_g.reshape(spec.param_shape);
+  return out;
+}
+
 }  // namespace
 
 Vjp normalize_backward(NormSpec spec) {
   return [spec](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
+    if (spec.channel_kernel && !grad_enabled() && g[0].device().is_cpu() && s[0].numel() > 0) {
+      return channel_backward(spec, g[0], s, needs);
+    }
     const Shape x_shape = s[0].shape();
     const Tensor x = s[0].reshape(spec.view);
     const Tensor& w = s[1];

@@ -16,6 +16,9 @@ struct NormSpec {
   bool rms = false;
   // false in batch_norm's eval mode: the statistics are constants, not functions of x.
   bool batch_stats = true;
+  // batch_norm's [n, c, inner] layout: without create_graph the backward runs
+  // as one fused kernel (cpu::channel_norm_backward).
+  bool channel_kernel = false;
 };
 
 // Inputs {x, weight, bias}; saved {x, weight, mean, rstd} (mean, rstd in the

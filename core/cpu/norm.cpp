@@ -118,4 +118,54 @@ void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Ten
   });
 }
 
+void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const Tensor& g, const Tensor& x,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c,
+                           int64_t inner, bool batch_stats) {
+  dispatch_float(x.dtype(), "channel_norm_backward", [&](auto zero) {
+    using T = decltype(zero);
+    const T* gp = g.data<T>();
+    const T* xp = x.data<T>();
+    const T* mp = mean.data<T>();
+    const T* rp = rstd.data<T>();
+    const T* wp = w.defined() ? w.data<T>() : nullptr;
+    T* sgp = sum_g.data<T>();
+    T* sxp = sum_gxhat.data<T>();
+    parallel_for(0, c, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n * inner, 1)),
+                 [&](int64_t c0, int64_t c1) {
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        double sg = 0, sx = 0;
+        const T m = mp[ch], r = rp[ch];
+        for (int64_t i = 0; i < n; ++i) {
+          const T* gr = gp + (i * c + ch) * inner;
+          const T* xr = xp + (i * c + ch) * inner;
+          for (int64_t k = 0; k < inner; ++k) {
+            sg += gr[k];
+            sx += static_cast<double>(gr[k] * ((xr[k] - m) * r));
+          }
+        }
+        sgp[ch] = static_cast<T>(sg);
+        sxp[ch] = static_cast<T>(sx);
+      }
+    });
+    if (!gx.defined()) return;
+    T* op = gx.data<T>();
+    const T count = static_cast<T>(n * inner);
+    parallel_for(0, n * c, row_grain(inner), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t ch = p % c;
+        const T m = mp[ch], r = rp[ch], scale = r * (wp ? wp[ch] : T(1));
+        const T* gr = gp + p * inner;
+        const T* xr = xp + p * inner;
+        T* yr = op + p * inner;
+        if (batch_stats) {
+          const T mg = sgp[ch] / count, mx = sxp[ch] / count;
+          for (int64_t k = 0; k < inner; ++k) yr[k] = scale * (gr[k] - mg - (xr[k] - m) * r * mx);
+        } else {
+          for (int64_t k = 0; k < inner; ++k) yr[k] = scale * gr[k];
+        }
+      }
+    });
+  });
+}
+
 }  // namespace ember::cpu

@@ -16,4 +16,13 @@ void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int6
 void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Tensor& shift, int64_t n, int64_t c,
                     int64_t inner);
 
+// Batch norm's backward over x, g [n, c, inner] with per-channel mean / rstd /
+// w (w may be undefined): writes gx (when defined) and the per-channel sums
+// sum_g = sum(g), sum_gxhat = sum(g * xhat) [c], which are the bias and
+// weight gradients. batch_stats: mean and rstd came from x itself, so gx
+// carries their derivative terms; otherwise gx = g * w * rstd.
+void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const Tensor& g, const Tensor& x,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c,
+                           int64_t inner, bool batch_stats);
+
 }  // namespace ember::cpu

@@ -116,7 +116,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (out.numel() > 0) cpu::channel_affine(out, x, scale, shift, n, channels, inner);
   out = finish(out.reshape(input.shape()), input.dtype());
   if (autograd::any_requires_grad({input, weight, bias})) {
-    functions::NormSpec spec{{n, channels, inner}, {0, 2}, stat_shape, {channels}, eps, false, training};
+    functions::NormSpec spec{{n, channels, inner}, {0, 2}, stat_shape, {channels}, eps, false, training, true};
     autograd::record("NativeBatchNormBackward0", {input, weight, bias}, {out}, {input, weight, mean, rstd},
                      functions::normalize_backward(spec));
   }

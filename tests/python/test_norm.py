@@ -322,3 +322,21 @@ def test_half_batch_norm():
     y = F.batch_norm(x, None, None, training=True)
     assert y.dtype == ember.bfloat16
     assert_close(y.float(), np_batch_norm_train(x.float().numpy()), 3e-2, 3e-2)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_fused_backward_matches_composite(training):
+    # backward() runs the fused kernel; create_graph=True runs the op formula.
+    a = random_array((4, 3, 5), np.float64)
+    g = make(random_array((4, 3, 5), np.float64))
+    rm, rv = make(random_array((3,), np.float64)), make(positive(random_array((3,), np.float64)))
+    grads = []
+    for create_graph in (False, True):
+        x = make(a, requires_grad=True)
+        w = make(np.array([0.5, 2.0, -1.0]), requires_grad=True)
+        b = make(np.array([0.1, 0.2, 0.3]), requires_grad=True)
+        y = F.batch_norm(x, rm.clone(), rv.clone(), w, b, training)
+        grads.append([t.detach().numpy() for t in ember.autograd.grad([(y * g).sum()], [x, w, b],
+                                                                      create_graph=create_graph)])
+    for fused, composite in zip(*grads):
+        assert_close(fused, composite, 1e-10, 1e-12)
