@@ -4,6 +4,9 @@
 // backward come from those ops' formulas.
 #include <ember/core/ops/loss.h>
 
+#include <ember/autograd/functions/loss.h>
+#include <ember/autograd/node.h>
+#include <ember/core/cpu/loss.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
@@ -104,6 +107,37 @@ Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64
   return div(sum(loss), sum(w));
 }
 
+// cross_entropy on class indices without label smoothing: one kernel for
+// log_softmax + pick (core/cpu/loss.cpp), then the reduction in ember ops.
+Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                           Reduction r) {
+  const int64_t cdim = input.dim() == 1 ? 0 : 1;
+  const int64_t classes = input.size(cdim), outer = input.dim() == 1 ? 1 : input.size(0);
+  const int64_t inner = classes * outer == 0 ? 0 : input.numel() / (classes * outer);
+  const DType compute = is_half(input.dtype()) ? DType::Float32 : input.dtype();
+  auto prep = [&](const Tensor& t) {
+    const Tensor d = t.detach();
+    return (d.dtype() == compute ? d : d.to(compute)).contiguous();
+  };
+  const Tensor t = target.to(DType::Int64).contiguous();
+  Tensor loss = empty(t.shape(), compute, input.device());
+  Tensor wt = empty(t.shape(), compute, input.device());
+  Tensor lse = empty(t.shape(), compute, input.device());
+  if (loss.numel() > 0) {
+    cpu::cross_entropy_forward(loss, wt, lse, prep(input), t, weight.defined() ? prep(weight) : Tensor(),
+                               ignore_index, outer, classes, inner);
+  }
+  if (autograd::any_requires_grad({input})) {
+    autograd::record("CrossEntropyLossBackward0", {input}, {loss}, {input, t, wt, lse},
+                     autograd::functions::cross_entropy_backward(cdim, ignore_index, {outer, classes, inner}));
+  }
+  Tensor out;
+  if (r == Reduction::None) out = loss;
+  else if (r == Reduction::Sum) out = sum(loss);
+  else out = div(sum(loss), sum(wt));
+  return out.dtype() == input.dtype() ? out : out.to(input.dtype());
+}
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
@@ -134,9 +168,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
     s[cdim] = classes;
     wview = weight.reshape(s);
   }
-  const Tensor logp = log_softmax(input, cdim);
-
   if (is_floating(target.dtype())) {  // class probabilities
+    const Tensor logp = log_softmax(input, cdim);
     EMBER_CHECK(target.shape() == input.shape(), Error, op, ": class-probability targets must have the input's shape ",
                 shape_str(input.shape()), ", got ", shape_str(target.shape()));
     Tensor t = target;
@@ -150,6 +183,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 
   check_class_target(input, target, op);
   check_target_range(target, classes, ignore_index, op);
+  if (label_smoothing == 0.0 && input.device().is_cpu()) return fused_cross_entropy(input, target, weight, ignore_index, r);
+  const Tensor logp = log_softmax(input, cdim);
   const Tensor nll_part = nll(logp, target, weight, ignore_index, r);
   if (label_smoothing == 0.0) return nll_part;
   // The smoothing term: -sum_c w_c logp_c per sample, zero where ignored, with

@@ -337,3 +337,39 @@ def test_pointwise_errors():
         F.mse_loss(ember.tensor([1, 2]), ember.tensor([1, 2]))
     with pytest.raises(RuntimeError, match=r"^smooth_l1_loss: beta must be non-negative"):
         F.smooth_l1_loss(ember.rand(2), ember.rand(2), beta=-1.0)
+
+
+def test_cross_entropy_fused_gradcheck_weights_ignore():
+    # label_smoothing=0 takes the fused kernel (forward and first-order backward).
+    w = make(random_array((3,), np.float64, (0.5, 2.0)))
+    for shape, t in [((4, 3), ember.tensor([0, 2, 1, 2])), ((2, 3, 4), ember.tensor([[0, 1, 2, 1], [2, 2, 0, 1]])),
+                     ((3,), ember.tensor(2))]:
+        x = make(random_array(shape, np.float64), requires_grad=True)
+        for reduction in REDUCTIONS:
+            assert ember.autograd.gradcheck(lambda x: F.cross_entropy(x, t, w, ignore_index=1, reduction=reduction),
+                                            [x])
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3)])
+def test_cross_entropy_fused_backward_matches_create_graph(shape):
+    a = random_array(shape, np.float64)
+    rng = np.random.default_rng(5)
+    t = ember.tensor(rng.integers(0, 4, size=(shape[0],) + shape[2:]))
+    w = make(np.array([0.5, 1.0, 2.0, 1.5]))
+    grads = []
+    for create_graph in (False, True):
+        x = make(a, requires_grad=True)
+        (g,) = ember.autograd.grad([F.cross_entropy(x, t, w, ignore_index=3)], [x], create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    assert_close(grads[0], grads[1], 1e-12, 1e-14)
+
+
+def test_cross_entropy_half_and_infinite_logits():
+    x = ember.tensor([[1.0, 2.0, 3.0]], dtype=ember.float16)
+    loss = F.cross_entropy(x, ember.tensor([2]))
+    assert loss.dtype == ember.float16
+    assert_close(loss.float(), np.array(-np_log_softmax(np.array([1.0, 2.0, 3.0]), 0)[2]), 1e-3, 1e-3)
+    y = ember.tensor([[0.0, -math.inf, 1.0]])
+    assert_close(F.cross_entropy(y, ember.tensor([2]), reduction="none"), np.array([math.log1p(math.exp(-1.0))]),
+                 1e-6, 1e-6)
+    assert F.cross_entropy(y, ember.tensor([1])).item() == math.inf
