@@ -8,6 +8,7 @@
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
+#include <ember/core/ops/unary.h>
 
 namespace ember::autograd::functions {
 
@@ -31,6 +32,28 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
     const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
     const Tensor hot = scatter(zeros(p.shape(), p.dtype(), p.device()), class_dim, unsqueeze(safe, class_dim), 1.0);
     return TensorList{mul(unsqueeze(mul(g[0], wt), class_dim), sub(p, hot))};
+  };
+}
+
+Vjp binary_cross_entropy_backward() {
+  return [](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
+    const Tensor &x = s[0], &t = s[1], &w = s[2];
+    const Tensor one = full({}, 1.0, x.dtype(), x.device());
+    const Tensor gw = w.defined() ? mul(g[0], w) : g[0];
+    TensorList out(3);
+    if (needs[0]) {
+      const Tensor denom = clamp(mul(x, sub(one, x)), Scalar(1e-12), std::nullopt);
+      out[0] = div(mul(gw, sub(x, t)), denom);
+    }
+    if (needs[1] || (needs.size() > 2 && needs[2])) {
+      const std::optional<Scalar> lo = Scalar(-100.0), none;
+      const Tensor log_x = clamp(log(x), lo, none), log_1mx = clamp(log(sub(one, x)), lo, none);
+      if (needs[1]) out[1] = mul(gw, sub(log_1mx, log_x));
+      if (needs.size() > 2 && needs[2]) {
+        out[2] = mul(g[0], neg(add(mul(t, log_x), mul(sub(one, t), log_1mx))));
+      }
+    }
+    return out;
   };
 }
 

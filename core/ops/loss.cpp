@@ -5,6 +5,7 @@
 #include <ember/core/ops/loss.h>
 
 #include <ember/autograd/functions/loss.h>
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/loss.h>
 #include <ember/core/error.h>
@@ -248,12 +249,22 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
     const bool in_range = all(logical_and(ge(x, scalar_like(x, 0.0)), le(x, scalar_like(x, 1.0)))).item().to<bool>();
     EMBER_CHECK(in_range, Error, op, ": all elements of input should be between 0 and 1");
   }
-  // log clamped to >= -100 like torch, so x = 0 or 1 gives a finite loss.
-  const std::optional<Scalar> lo = Scalar(-100.0), none;
-  const Tensor log_x = clamp(log(input), lo, none);
-  const Tensor log_1mx = clamp(log(sub(scalar_like(input, 1.0), input)), lo, none);
-  Tensor loss = neg(add(mul(target, log_x), mul(sub(scalar_like(target, 1.0), target), log_1mx)));
-  if (weight.defined()) loss = mul(loss, weight);
+  // log clamped to >= -100 like torch, so x = 0 or 1 gives a finite loss;
+  // computed off the graph, with torch's gradient recorded for it.
+  Tensor loss;
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor x = input.detach(), t = target.detach();
+    const std::optional<Scalar> lo = Scalar(-100.0), none;
+    const Tensor log_x = clamp(log(x), lo, none);
+    const Tensor log_1mx = clamp(log(sub(scalar_like(x, 1.0), x)), lo, none);
+    loss = neg(add(mul(t, log_x), mul(sub(scalar_like(t, 1.0), t), log_1mx)));
+    if (weight.defined()) loss = mul(loss, weight.detach());
+  }
+  if (autograd::any_requires_grad({input, target, weight})) {
+    autograd::record("BinaryCrossEntropyBackward0", {input, target, weight}, {loss}, {input, target, weight},
+                     autograd::functions::binary_cross_entropy_backward());
+  }
   return reduce(loss, r);
 }
 

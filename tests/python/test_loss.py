@@ -373,3 +373,24 @@ def test_cross_entropy_half_and_infinite_logits():
     assert_close(F.cross_entropy(y, ember.tensor([2]), reduction="none"), np.array([math.log1p(math.exp(-1.0))]),
                  1e-6, 1e-6)
     assert F.cross_entropy(y, ember.tensor([1])).item() == math.inf
+
+
+def test_binary_cross_entropy_gradient_at_the_edges():
+    # torch's gradient w (x - t) / max(x (1 - x), 1e-12): finite where log is clamped.
+    x = ember.tensor([0.0, 1.0, 0.5, 0.2], dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([0.0, 1.0, 1.0, 0.0], dtype=ember.float64)
+    F.binary_cross_entropy(x, t, reduction="sum").backward()
+    assert_close(x.grad, np.array([0.0, 0.0, -2.0, 0.2 / 0.16]), 1e-12, 1e-12)
+    x = ember.tensor([0.0], dtype=ember.float64, requires_grad=True)
+    F.binary_cross_entropy(x, ember.tensor([1.0], dtype=ember.float64)).backward()
+    assert x.grad.item() == -1e12
+
+
+def test_binary_cross_entropy_double_backward():
+    x = make(random_array((3, 2), np.float64, (0.1, 0.9)), requires_grad=True)
+    t = make(random_array((3, 2), np.float64, (0.0, 1.0)), requires_grad=True)
+
+    def first(x, t):
+        (gx,) = ember.autograd.grad([F.binary_cross_entropy(x, t)], [x], create_graph=True)
+        return gx * gx
+    assert ember.autograd.gradcheck(first, [x, t])
