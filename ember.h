@@ -12,7 +12,10 @@
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
+#include <ember/core/ops/loss.h>
 #include <ember/core/ops/matmul.h>
+#include <ember/core/ops/nn_misc.h>
+#include <ember/core/ops/norm.h>
 #include <ember/core/ops/optim.h>
 #include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>

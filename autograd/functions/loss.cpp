@@ -1,0 +1,60 @@
+// Backward of the fused cross_entropy.
+#include <ember/autograd/functions/loss.h>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/core/cpu/loss.h>
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/index.h>
+#include <ember/core/ops/shape.h>
+#include <ember/core/ops/softmax.h>
+#include <ember/core/ops/unary.h>
+
+namespace ember::autograd::functions {
+
+Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape& view) {
+  return [=](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor& x = s[0];
+    const Tensor& target = s[1];
+    const Tensor& wt = s[2];
+    if (!grad_enabled() && x.device().is_cpu()) {
+      const DType compute = wt.dtype();
+      auto prep = [&](const Tensor& t) { return (t.dtype() == compute ? t : t.to(compute)).contiguous(); };
+      Tensor gx = empty(x.shape(), compute, x.device());
+      if (gx.numel() > 0) {
+        cpu::cross_entropy_backward(gx, prep(g[0]), wt, s[3], prep(x.detach()), target, ignore_index, view[0],
+                                    view[1], view[2]);
+      }
+      return TensorList{gx};
+    }
+    const Tensor p = softmax(x, class_dim);
+    const Tensor valid = ne(target, full({}, ignore_index, DType::Int64, target.device()));
+    const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
+    const Tensor hot = scatter(zeros(p.shape(), p.dtype(), p.device()), class_dim, unsqueeze(safe, class_dim), 1.0);
+    return TensorList{mul(unsqueeze(mul(g[0], wt), class_dim), sub(p, hot))};
+  };
+}
+
+Vjp binary_cross_entropy_backward() {
+  return [](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
+    const Tensor &x = s[0], &t = s[1], &w = s[2];
+    const Tensor one = full({}, 1.0, x.dtype(), x.device());
+    const Tensor gw = w.defined() ? mul(g[0], w) : g[0];
+    TensorList out(3);
+    if (needs[0]) {
+      const Tensor denom = clamp(mul(x, sub(one, x)), Scalar(1e-12), std::nullopt);
+      out[0] = div(mul(gw, sub(x, t)), denom);
+    }
+    if (needs[1] || (needs.size() > 2 && needs[2])) {
+      const std::optional<Scalar> lo = Scalar(-100.0), none;
+      const Tensor log_x = clamp(log(x), lo, none), log_1mx = clamp(log(sub(one, x)), lo, none);
+      if (needs[1]) out[1] = mul(gw, sub(log_1mx, log_x));
+      if (needs.size() > 2 && needs[2]) {
+        out[2] = mul(g[0], neg(add(mul(t, log_x), mul(sub(one, t), log_1mx))));
+      }
+    }
+    return out;
+  };
+}
+
+}  // namespace ember::autograd::functions

@@ -1,0 +1,18 @@
+// Backward of the loss family's fused cross_entropy (core/ops/loss.cpp).
+#pragma once
+#include <ember/autograd/node.h>
+
+namespace ember::autograd::functions {
+
+// Per-position loss wt * (lse - x_t) over input x viewed as [outer, classes,
+// inner]; saved {x, target (int64, input's non-class shape), wt, lse}.
+// Without create_graph the gradient is one fused kernel; under create_graph it
+// is g * wt * (softmax(x) - one_hot(t)) in ember ops, so double backward works.
+Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape& view);
+
+// Elementwise binary_cross_entropy, inputs {x, target, weight}, saved the
+// same: torch's gradient gx = w (x - t) / max(x (1 - x), 1e-12), finite at
+// x = 0 and 1 where the clamped logs cut the chain rule.
+Vjp binary_cross_entropy_backward();
+
+}  // namespace ember::autograd::functions

@@ -1,0 +1,30 @@
+// Backward of embedding, written with ember ops so double backward works.
+#include <ember/autograd/functions/nn_misc.h>
+
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/index.h>
+#include <ember/core/ops/shape.h>
+
+namespace ember::autograd::functions {
+
+Vjp embedding_backward(const Shape& weight_shape, const Tensor& indices, std::optional<int64_t> padding_idx,
+                       bool scale_grad_by_freq) {
+  return [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    const int64_t rows = weight_shape[0], dim = weight_shape[1];
+    Tensor grad_rows = g[0].reshape({indices.numel(), dim});
+    if (padding_idx) {
+      const Tensor keep = ne(indices, full({}, *padding_idx, DType::Int64, indices.device()));
+      grad_rows = mul(grad_rows, unsqueeze(keep.to(grad_rows.dtype()), 1));
+    }
+    if (scale_grad_by_freq) {
+      const Tensor ones_n = ones({indices.numel()}, grad_rows.dtype(), grad_rows.device());
+      const Tensor counts = index_add(zeros({rows}, grad_rows.dtype(), grad_rows.device()), 0, indices, ones_n);
+      grad_rows = div(grad_rows, unsqueeze(index_select(counts, 0, indices), 1));
+    }
+    const Tensor z = zeros(weight_shape, grad_rows.dtype(), grad_rows.device());
+    return TensorList{index_add(z, 0, indices, grad_rows)};
+  };
+}
+
+}  // namespace ember::autograd::functions

@@ -1,0 +1,88 @@
+// Analytic backward of normalization, written with ember ops:
+//   gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)),  gxhat = g * w
+// (RMS norm drops the mean(gxhat) term; eval batch_norm is gx = gxhat * rstd),
+//   gw = sum(g * xhat), gb = sum(g) over the dims the weight broadcasts along.
+#include <ember/autograd/functions/norm.h>
+
+#include <ember/autograd/grad_mode.h>
+#include <ember/core/cpu/norm.h>
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/reduce.h>
+#include <ember/core/ops/unary.h>
+
+namespace ember::autograd::functions {
+
+namespace {
+
+// Sums g (of the view's shape) down to the weight's broadcast shape, then to `shape`.
+Tensor sum_to_weight(const Tensor& g, const Shape& w_view, const Shape& shape) {
+  Dims dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(w_view.size()); ++d) {
+    if (w_view[d] == 1 && g.size(d) != 1) dims.push_back(d);
+  }
+  const Tensor s = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
+  return s.reshape(shape);
+}
+
+// batch_norm's backward as one kernel (first order only: records nothing).
+TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorList& s,
+                            const std::vector<bool>& needs) {
+  const Tensor& x0 = s[0];
+  const DType compute = s[3].dtype();  // the statistics are in the compute dtype
+  auto prep = [&](const Tensor& t) { return (t.dtype() == compute ? t : t.to(compute)).contiguous(); };
+  const Tensor x = prep(x0.detach());
+  const Tensor gy = prep(g);
+  const Tensor w = s[1].defined() ? prep(s[1].detach()) : Tensor();
+  const int64_t n = spec.view[0], c = spec.view[1], inner = spec.view[2];
+  Tensor gx = needs[0] ? empty(x0.shape(), compute, x0.device()) : Tensor();
+  Tensor sum_g = empty({c}, compute, x0.device()), sum_gxhat = empty({c}, compute, x0.device());
+  cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                             spec.batch_stats);
+  TensorList out(needs.size());
+  out[0] = gx;
+  if (needs.size() > 1 && needs[1]) out[1] = sum_gxhat.reshape(spec.param_shape);
+  if (needs.size() > 2 && needs[2]) out[2] = sum_g.reshape(spec.param_shape);
+  return out;
+}
+
+}  // namespace
+
+Vjp normalize_backward(NormSpec spec) {
+  return [spec](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
+    if (spec.channel_kernel && !grad_enabled() && g[0].device().is_cpu() && s[0].numel() > 0) {
+      return channel_backward(spec, g[0], s, needs);
+    }
+    const Shape x_shape = s[0].shape();
+    const Tensor x = s[0].reshape(spec.view);
+    const Tensor& w = s[1];
+    Tensor mu = s[2], rs = s[3];
+    if (spec.batch_stats && grad_enabled()) {
+      // create_graph: the statistics as functions of x, so their derivatives are recorded.
+      const Tensor eps = full({}, spec.eps, x.dtype(), x.device());
+      if (spec.rms) {
+        rs = rsqrt(add(mean(square(x), spec.dims, true), eps));
+      } else {
+        mu = mean(x, spec.dims, true);
+        rs = rsqrt(add(mean(square(sub(x, mu)), spec.dims, true), eps));
+      }
+    }
+    const Tensor xhat = spec.rms ? mul(x, rs) : mul(sub(x, mu), rs);
+    const Tensor gy = g[0].reshape(spec.view);
+    TensorList out(needs.size());
+    if (needs.size() > 0 && needs[0]) {
+      const Tensor gxhat = w.defined() ? mul(gy, w.reshape(spec.w_view)) : gy;
+      Tensor inner = gxhat;
+      if (spec.batch_stats) {
+        inner = sub(inner, mul(xhat, mean(mul(gxhat, xhat), spec.dims, true)));
+        if (!spec.rms) inner = sub(inner, mean(gxhat, spec.dims, true));
+      }
+      out[0] = mul(inner, rs).reshape(x_shape);
+    }
+    if (needs.size() > 1 && needs[1]) out[1] = sum_to_weight(mul(gy, xhat), spec.w_view, spec.param_shape);
+    if (needs.size() > 2 && needs[2]) out[2] = sum_to_weight(gy, spec.w_view, spec.param_shape);
+    return out;
+  };
+}
+
+}  // namespace ember::autograd::functions

@@ -1,0 +1,396 @@
+"""loss family from ember._C._nn: cross_entropy (class indices incl. multi-dim,
+weights, ignore_index, label_smoothing, class probabilities), nll_loss,
+mse/l1/smooth_l1, binary_cross_entropy (with and without logits, pos_weight)
+and kl_div, against numpy references of torch's documented formulas, every
+reduction, float64 gradcheck, numerical stability and errors."""
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember._C import _nn as F
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
+
+FL = (np.float32, np.float64)
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def np_reduce(loss, reduction):
+    return {"none": loss, "mean": np.mean(loss), "sum": np.sum(loss)}[reduction]
+
+
+def np_log_softmax(a, axis):
+    a = a.astype(np.float64)
+    m = np.max(a, axis=axis, keepdims=True)
+    return a - m - np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True))
+
+
+def np_nll(logp, target, weight=None, ignore_index=-100, reduction="mean"):
+    """torch's nll_loss: per element -w[t] * logp[t]; 'mean' divides by sum of w[t] over kept targets."""
+    c = logp.shape[1] if logp.ndim > 1 else logp.shape[0]
+    w = np.ones(c) if weight is None else weight.astype(np.float64)
+    keep = target != ignore_index
+    safe = np.where(keep, target, 0)
+    if logp.ndim == 1:
+        picked = logp[safe]
+    else:
+        picked = np.take_along_axis(logp, np.expand_dims(safe, 1), axis=1).squeeze(1)
+    wt = w[safe] * keep
+    loss = -picked * wt
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / wt.sum()
+
+
+def np_cross_entropy(x, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    cdim = 0 if x.ndim == 1 else 1
+    c = x.shape[cdim]
+    logp = np_log_softmax(x, cdim)
+    wshape = [1] * x.ndim
+    wshape[cdim] = c
+    wv = np.ones(wshape) if weight is None else weight.astype(np.float64).reshape(wshape)
+    if np.issubdtype(target.dtype, np.floating):  # probabilities
+        t = target.astype(np.float64) * (1 - label_smoothing) + label_smoothing / c
+        loss = -(logp * t * wv).sum(axis=cdim)
+        return np_reduce(loss, reduction)
+    nll = np_nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0:
+        return nll
+    keep = target != ignore_index
+    smooth = -(logp * wv).sum(axis=cdim) * keep
+    if reduction == "none":
+        red = smooth
+    elif reduction == "sum":
+        red = smooth.sum()
+    else:
+        w = np.ones(c) if weight is None else weight.astype(np.float64)
+        red = smooth.sum() / (w[np.where(keep, target, 0)] * keep).sum()
+    return (1 - label_smoothing) * nll + red * label_smoothing / c
+
+
+def np_smooth_l1(x, y, beta):
+    d = np.abs(x.astype(np.float64) - y)
+    return d if beta == 0 else np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+
+def np_bce(x, t, w=None):
+    x = x.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log(1 - x), -100))
+    return loss if w is None else loss * w
+
+
+def np_bce_logits(x, t, w=None, pos_weight=None):
+    x = x.astype(np.float64)
+    log_sig = -np.logaddexp(0, -x)       # log(sigmoid(x))
+    log_1m_sig = -np.logaddexp(0, x)     # log(1 - sigmoid(x))
+    pw = 1.0 if pos_weight is None else pos_weight
+    loss = -(pw * t * log_sig + (1 - t) * log_1m_sig)
+    return loss if w is None else loss * w
+
+
+def np_kl_div(x, t, reduction="mean", log_target=False):
+    x, t = x.astype(np.float64), t.astype(np.float64)
+    if log_target:
+        loss = np.exp(t) * (t - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0) - t * x
+    if reduction == "batchmean":
+        return loss.sum() / x.shape[0]
+    return np_reduce(loss, reduction)
+
+
+def classes(t):  # class indices 0..2 from a float input in [0, 3)
+    return t.long() if isinstance(t, ember.Tensor) else t.astype(np.int64)
+
+
+CASES = [
+    # Class-index targets come from the second (float, in [0, 3)) input.
+    OpCase("cross_entropy_class", lambda x, t: F.cross_entropy(x, classes(t)),
+           lambda x, t: np_cross_entropy(x, classes(t)), [[(4, 3), (4,)], [(2, 3, 5), (2, 5)], [(3,), ()]],
+           dtypes=FL, domain=(0.0, 2.99), grad=False, rtol=1e-5, atol=1e-5),
+    OpCase("cross_entropy_smooth_none", lambda x, t: F.cross_entropy(x, classes(t), reduction="none",
+                                                                     label_smoothing=0.2),
+           lambda x, t: np_cross_entropy(x, classes(t), reduction="none", label_smoothing=0.2),
+           [[(4, 3), (4,)], [(2, 3, 2, 2), (2, 2, 2)]], dtypes=FL, domain=(0.0, 2.99), grad=False, atol=1e-5),
+    OpCase("nll_loss_sum", lambda x, t: F.nll_loss(x, classes(t), reduction="sum"),
+           lambda x, t: np_nll(x.astype(np.float64), classes(t), reduction="sum"), [[(4, 3), (4,)], [(2, 3, 4), (2, 4)]],
+           dtypes=FL, domain=(0.0, 2.99), grad=False, atol=1e-5),
+    OpCase("cross_entropy_probs", lambda x, t: F.cross_entropy(x, t), lambda x, t: np_cross_entropy(x, t),
+           [[(4, 3), (4, 3)], [(2, 3, 4), (2, 3, 4)], [(5,), (5,)]], dtypes=FL, atol=1e-5),
+    OpCase("cross_entropy_probs_smooth_sum", lambda x, t: F.cross_entropy(x, t, reduction="sum", label_smoothing=0.1),
+           lambda x, t: np_cross_entropy(x, t, reduction="sum", label_smoothing=0.1), [[(4, 3), (4, 3)]], dtypes=FL,
+           atol=1e-5),
+    OpCase("mse_loss", lambda x, y: F.mse_loss(x, y), lambda x, y: np.mean((x.astype(np.float64) - y) ** 2),
+           [[(3, 4), (3, 4)], [(5,), (5,)], [(), ()]], dtypes=FL),
+    OpCase("mse_loss_none", lambda x, y: F.mse_loss(x, y, reduction="none"), lambda x, y: (x - y) ** 2,
+           [[(3, 4), (3, 4)], [(2, 3), (2, 3)]], dtypes=FL),
+    OpCase("l1_loss_sum", lambda x, y: F.l1_loss(x, y, reduction="sum"), lambda x, y: np.abs(x - y).sum(),
+           [[(3, 4), (3, 4)]], dtypes=FL, atol=1e-5),
+    OpCase("smooth_l1_loss", lambda x, y: F.smooth_l1_loss(x, y, reduction="none", beta=0.5),
+           lambda x, y: np_smooth_l1(x, y, 0.5), [[(3, 4), (3, 4)], [(6,), (6,)]], dtypes=FL),
+    OpCase("binary_cross_entropy", lambda x, t: F.binary_cross_entropy(x, t), lambda x, t: np.mean(np_bce(x, t)),
+           [[(3, 4), (3, 4)], [(5,), (5,)]], dtypes=FL, domain=(0.05, 0.95)),
+    OpCase("binary_cross_entropy_weighted", lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction="none"),
+           lambda x, t, w: np_bce(x, t, w), [[(3, 4), (3, 4), (4,)]], dtypes=FL, domain=(0.05, 0.95)),
+    OpCase("bce_with_logits", lambda x, t: F.binary_cross_entropy_with_logits(x, t),
+           lambda x, t: np.mean(np_bce_logits(x, t)), [[(3, 4), (3, 4)], [(5,), (5,)]], dtypes=FL),
+    OpCase("bce_with_logits_weights", lambda x, t, w, pw: F.binary_cross_entropy_with_logits(
+        x, t, w, reduction="none", pos_weight=pw), lambda x, t, w, pw: np_bce_logits(x, t, w, pw),
+        [[(3, 4), (3, 4), (3, 1), (4,)]], dtypes=FL),
+    OpCase("kl_div_batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"),
+           lambda x, t: np_kl_div(x, t, "batchmean"), [[(3, 4), (3, 4)]], dtypes=FL, domain=(0.05, 1.0),
+           atol=1e-5),
+    OpCase("kl_div_log_target", lambda x, t: F.kl_div(x, t, reduction="none", log_target=True),
+           lambda x, t: np_kl_div(x, t, "none", True), [[(3, 4), (3, 4)], [(5,), (5,)]], dtypes=FL),
+]
+
+test_forward, test_gradcheck = table_tests(CASES)
+
+
+# ---- cross_entropy / nll_loss in detail
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3), (2, 4, 2, 3)])
+def test_cross_entropy_weights_ignore_index(reduction, smoothing, shape):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=shape)
+    tshape = (shape[0],) + shape[2:]
+    t = rng.integers(0, 4, size=tshape)
+    t.reshape(-1)[::3] = 2  # some ignored targets
+    w = rng.uniform(0.5, 2.0, size=4)
+    for weight in (None, w):
+        got = F.cross_entropy(make(x), ember.tensor(t), None if weight is None else make(weight),
+                              ignore_index=2, reduction=reduction, label_smoothing=smoothing)
+        expected = np_cross_entropy(x, t, weight, 2, reduction, smoothing)
+        assert_close(got, expected, 1e-10, 1e-12, msg=f"{reduction} {smoothing} {weight is not None}")
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_probability_targets_weighted(reduction):
+    x = random_array((4, 5), np.float64)
+    t = np.exp(random_array((4, 5), np.float64))
+    t /= t.sum(1, keepdims=True)
+    w = random_array((5,), np.float64, (0.5, 2.0))
+    got = F.cross_entropy(make(x), make(t), make(w), reduction=reduction, label_smoothing=0.25)
+    assert_close(got, np_cross_entropy(x, t, w, reduction=reduction, label_smoothing=0.25), 1e-10, 1e-12)
+
+
+def test_cross_entropy_gradcheck():
+    x = make(random_array((4, 3), np.float64), requires_grad=True)
+    t = ember.tensor([0, 2, 1, 2])
+    w = make(random_array((3,), np.float64, (0.5, 2.0)))
+    for reduction in REDUCTIONS:
+        assert ember.autograd.gradcheck(
+            lambda x: F.cross_entropy(x, t, w, ignore_index=1, reduction=reduction, label_smoothing=0.1), [x])
+    x3 = make(random_array((2, 3, 4), np.float64), requires_grad=True)
+    t3 = ember.tensor([[0, 1, 2, 1], [2, 2, 0, 1]])
+    assert ember.autograd.gradcheck(lambda x: F.cross_entropy(x, t3), [x3])
+    p = make(random_array((2, 3, 4), np.float64, (0.0, 1.0)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, p: F.cross_entropy(x, p, label_smoothing=0.2), [x3, p])
+
+
+def test_cross_entropy_double_backward():
+    x = make(random_array((3, 4), np.float64), requires_grad=True)
+    t = ember.tensor([0, 3, 1])
+
+    def first(x):
+        (gx,) = ember.autograd.grad([F.cross_entropy(x, t)], [x], create_graph=True)
+        return gx * gx
+    assert ember.autograd.gradcheck(first, [x])
+
+
+def test_cross_entropy_gradient_matches_softmax_minus_onehot():
+    a = random_array((3, 4), np.float64)
+    x = make(a, requires_grad=True)
+    F.cross_entropy(x, ember.tensor([1, 0, 3])).backward()
+    p = np.exp(np_log_softmax(a, 1))
+    p[np.arange(3), [1, 0, 3]] -= 1
+    assert_close(x.grad, p / 3, 1e-12, 1e-12)
+
+
+def test_cross_entropy_stable_for_huge_logits():
+    x = ember.tensor([[1000.0, -1000.0, 0.0], [-1e4, 1e4, 0.0]])
+    loss = F.cross_entropy(x, ember.tensor([0, 0]), reduction="none").numpy()
+    assert_close(loss, np.array([0.0, 2e4]), 1e-6, 1e-4)
+    assert np.isfinite(loss).all()
+
+
+def test_cross_entropy_all_ignored_mean_is_nan():
+    loss = F.cross_entropy(ember.randn(2, 3), ember.tensor([-100, -100]))
+    assert math.isnan(loss.item())
+
+
+def test_nll_loss_weights_and_ignore():
+    logp = np_log_softmax(random_array((6, 4), np.float64), 1)
+    t = np.array([0, 1, 3, 3, -100, 2])
+    w = np.array([1.0, 2.0, 0.5, 3.0])
+    for reduction in REDUCTIONS:
+        got = F.nll_loss(make(logp), ember.tensor(t), make(w), reduction=reduction)
+        assert_close(got, np_nll(logp, t, w, -100, reduction), 1e-12, 1e-12)
+    # legacy size_average / reduce
+    assert_close(F.nll_loss(make(logp), ember.tensor(t), reduce=False), np_nll(logp, t, reduction="none"), 1e-12, 0)
+    assert_close(F.nll_loss(make(logp), ember.tensor(t), size_average=False), np_nll(logp, t, reduction="sum"),
+                 1e-12, 0)
+
+
+def test_nll_loss_gradcheck():
+    x = make(random_array((2, 3, 2), np.float64), requires_grad=True)
+    t = ember.tensor([[0, 2], [1, 1]])
+    w = make(np.array([0.5, 1.0, 2.0]))
+    assert ember.autograd.gradcheck(lambda x: F.nll_loss(x, t, w), [x])
+
+
+def test_class_target_errors():
+    x = ember.randn(3, 4)
+    with pytest.raises(IndexError, match=r"^cross_entropy: target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(x, ember.tensor([0, 4, 1]))
+    with pytest.raises(IndexError, match=r"^nll_loss: target -1 is out of bounds"):
+        F.nll_loss(x, ember.tensor([0, -1, 1]))
+    with pytest.raises(ValueError, match=r"^cross_entropy: expected input batch_size \(3\) to match target batch_size \(2\)"):
+        F.cross_entropy(x, ember.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match=r"^cross_entropy: size mismatch"):
+        F.cross_entropy(ember.randn(2, 4, 3), ember.tensor([[0, 1], [1, 2]]))
+    with pytest.raises(RuntimeError, match=r"^cross_entropy: class-probability targets must have the input's shape"):
+        F.cross_entropy(x, ember.rand(3, 5))
+    with pytest.raises(RuntimeError, match=r"^nll_loss: expected class-index targets of an integer dtype"):
+        F.nll_loss(x, ember.rand(3))
+    with pytest.raises(RuntimeError, match=r"^cross_entropy: weight should be defined for all 4 classes"):
+        F.cross_entropy(x, ember.tensor([0, 1, 2]), ember.ones(3))
+    with pytest.raises(ValueError, match=r"^cross_entropy: 'avg' is not a valid value for reduction"):
+        F.cross_entropy(x, ember.tensor([0, 1, 2]), reduction="avg")
+    with pytest.raises(RuntimeError, match=r"^cross_entropy: label_smoothing must be between 0.0 and 1.0"):
+        F.cross_entropy(x, ember.tensor([0, 1, 2]), label_smoothing=1.5)
+
+
+# ---- pointwise losses
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_pointwise_reductions(reduction):
+    x = random_array((3, 4), np.float64, (0.05, 0.95))
+    y = random_array((3, 4), np.float64, (0.0, 1.0))
+    ex, ey = make(x), make(y)
+    assert_close(F.mse_loss(ex, ey, reduction=reduction), np_reduce((x - y) ** 2, reduction), 1e-12, 1e-12)
+    assert_close(F.l1_loss(ex, ey, reduction=reduction), np_reduce(np.abs(x - y), reduction), 1e-12, 1e-12)
+    for beta in (0.0, 0.3, 1.0):
+        assert_close(F.smooth_l1_loss(ex, ey, reduction=reduction, beta=beta),
+                     np_reduce(np_smooth_l1(x, y, beta), reduction), 1e-12, 1e-12)
+    assert_close(F.binary_cross_entropy(ex, ey, reduction=reduction), np_reduce(np_bce(x, y), reduction), 1e-12, 1e-12)
+    assert_close(F.binary_cross_entropy_with_logits(ex, ey, reduction=reduction),
+                 np_reduce(np_bce_logits(x, y), reduction), 1e-12, 1e-12)
+    lx = np.log(x / x.sum(1, keepdims=True))
+    for log_target in (False, True):
+        assert_close(F.kl_div(make(lx), ey, reduction=reduction, log_target=log_target),
+                     np_kl_div(lx, y, reduction, log_target), 1e-12, 1e-12)
+
+
+def test_binary_cross_entropy_clamps_log():
+    x = ember.tensor([0.0, 1.0, 0.0, 1.0])
+    t = ember.tensor([0.0, 1.0, 1.0, 0.0])
+    assert_close(F.binary_cross_entropy(x, t, reduction="none"), np.array([0.0, 0.0, 100.0, 100.0]), 0, 0)
+
+
+def test_bce_with_logits_stable():
+    x = ember.tensor([200.0, -200.0, 0.0], dtype=ember.float64)
+    t = ember.tensor([0.0, 1.0, 0.5], dtype=ember.float64)
+    assert_close(F.binary_cross_entropy_with_logits(x, t, reduction="none"), np.array([200.0, 200.0, math.log(2)]),
+                 1e-12, 1e-12)
+
+
+def test_kl_div_zero_target():
+    x = ember.tensor([[-1.0, -2.0]], dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([[0.0, 1.0]], dtype=ember.float64, requires_grad=True)
+    loss = F.kl_div(x, t, reduction="sum")
+    assert_close(loss, np.array(2.0), 1e-12, 1e-12)
+    loss.backward()
+    assert np.isfinite(t.grad.numpy()).all()
+
+
+def test_pointwise_gradcheck_all_arguments():
+    x = make(random_array((3, 4), np.float64, (0.1, 0.9)), requires_grad=True)
+    t = make(random_array((3, 4), np.float64, (0.1, 0.9)), requires_grad=True)
+    w = make(random_array((4,), np.float64, (0.5, 2.0)), requires_grad=True)
+    pw = make(random_array((4,), np.float64, (0.5, 2.0)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, t, w, pw: F.binary_cross_entropy_with_logits(x, t, w, pos_weight=pw),
+                                    [x, t, w, pw])
+    assert ember.autograd.gradcheck(lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction="sum"), [x, t, w])
+    assert ember.autograd.gradcheck(lambda x, t: F.kl_div(x, t, reduction="batchmean"), [x, t])
+    assert ember.autograd.gradcheck(lambda x, t: F.kl_div(x, t, log_target=True), [x, t])
+    assert ember.autograd.gradcheck(lambda x, t: F.smooth_l1_loss(x, t, beta=0.5), [x, t])
+
+
+def test_pointwise_errors():
+    with pytest.raises(ValueError, match=r"^binary_cross_entropy: target size \[3\] must be the same as input size \[2\]"):
+        F.binary_cross_entropy(ember.rand(2), ember.rand(3))
+    with pytest.raises(ValueError, match=r"^binary_cross_entropy_with_logits: target size"):
+        F.binary_cross_entropy_with_logits(ember.rand(2, 2), ember.rand(2))
+    with pytest.raises(RuntimeError, match=r"^binary_cross_entropy: all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    with pytest.raises(ValueError, match=r"^kl_div: 'batch' is not a valid value for reduction"):
+        F.kl_div(ember.rand(2), ember.rand(2), reduction="batch")
+    with pytest.raises(RuntimeError, match=r"^mse_loss: expected a floating point input, got int64"):
+        F.mse_loss(ember.tensor([1, 2]), ember.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match=r"^smooth_l1_loss: beta must be non-negative"):
+        F.smooth_l1_loss(ember.rand(2), ember.rand(2), beta=-1.0)
+
+
+def test_cross_entropy_fused_gradcheck_weights_ignore():
+    # label_smoothing=0 takes the fused kernel (forward and first-order backward).
+    w = make(random_array((3,), np.float64, (0.5, 2.0)))
+    for shape, t in [((4, 3), ember.tensor([0, 2, 1, 2])), ((2, 3, 4), ember.tensor([[0, 1, 2, 1], [2, 2, 0, 1]])),
+                     ((3,), ember.tensor(2))]:
+        x = make(random_array(shape, np.float64), requires_grad=True)
+        for reduction in REDUCTIONS:
+            assert ember.autograd.gradcheck(lambda x: F.cross_entropy(x, t, w, ignore_index=1, reduction=reduction),
+                                            [x])
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3)])
+def test_cross_entropy_fused_backward_matches_create_graph(shape):
+    a = random_array(shape, np.float64)
+    rng = np.random.default_rng(5)
+    t = ember.tensor(rng.integers(0, 4, size=(shape[0],) + shape[2:]))
+    w = make(np.array([0.5, 1.0, 2.0, 1.5]))
+    grads = []
+    for create_graph in (False, True):
+        x = make(a, requires_grad=True)
+        (g,) = ember.autograd.grad([F.cross_entropy(x, t, w, ignore_index=3)], [x], create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    assert_close(grads[0], grads[1], 1e-12, 1e-14)
+
+
+def test_cross_entropy_half_and_infinite_logits():
+    x = ember.tensor([[1.0, 2.0, 3.0]], dtype=ember.float16)
+    loss = F.cross_entropy(x, ember.tensor([2]))
+    assert loss.dtype == ember.float16
+    assert_close(loss.float(), np.array(-np_log_softmax(np.array([1.0, 2.0, 3.0]), 0)[2]), 1e-3, 1e-3)
+    y = ember.tensor([[0.0, -math.inf, 1.0]])
+    assert_close(F.cross_entropy(y, ember.tensor([2]), reduction="none"), np.array([math.log1p(math.exp(-1.0))]),
+                 1e-6, 1e-6)
+    assert F.cross_entropy(y, ember.tensor([1])).item() == math.inf
+
+
+def test_binary_cross_entropy_gradient_at_the_edges():
+    # torch's gradient w (x - t) / max(x (1 - x), 1e-12): finite where log is clamped.
+    x = ember.tensor([0.0, 1.0, 0.5, 0.2], dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([0.0, 1.0, 1.0, 0.0], dtype=ember.float64)
+    F.binary_cross_entropy(x, t, reduction="sum").backward()
+    assert_close(x.grad, np.array([0.0, 0.0, -2.0, 0.2 / 0.16]), 1e-12, 1e-12)
+    x = ember.tensor([0.0], dtype=ember.float64, requires_grad=True)
+    F.binary_cross_entropy(x, ember.tensor([1.0], dtype=ember.float64)).backward()
+    assert x.grad.item() == -1e12
+
+
+def test_binary_cross_entropy_double_backward():
+    x = make(random_array((3, 2), np.float64, (0.1, 0.9)), requires_grad=True)
+    t = make(random_array((3, 2), np.float64, (0.0, 1.0)), requires_grad=True)
+
+    def first(x, t):
+        (gx,) = ember.autograd.grad([F.binary_cross_entropy(x, t)], [x], create_graph=True)
+        return gx * gx
+    assert ember.autograd.gradcheck(first, [x, t])
