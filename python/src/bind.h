@@ -78,6 +78,7 @@ void init_conv(py::module_& m);
 void init_pool(py::module_& m);
 void init_norm(py::module_& m);
 void init_loss(py::module_& m);
+void init_nn_misc(py::module_& m);  // embedding, dropout
 void init_optim(py::module_& m);
 void init_cuda(py::module_& m);
 

@@ -39,6 +39,7 @@ PYBIND11_MODULE(_C, m) {
   init_pool(m);
   init_norm(m);
   init_loss(m);
+  init_nn_misc(m);
   init_optim(m);
   init_cuda(m);
 }

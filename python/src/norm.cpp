@@ -6,7 +6,6 @@
 
 namespace ember::python {
 
-void init_nn_misc(py::module_& m);  // python/src/nn_misc.cpp: embedding, dropout
 
 namespace {
 Tensor optional_tensor(const py::object& obj) { return obj.is_none() ? Tensor() : obj.cast<Tensor>(); }
@@ -44,7 +43,6 @@ void init_norm(py::module_& m) {
         return rms_norm(input, to_int_list(normalized_shape, "rms_norm"), optional_tensor(weight), eps);
       },
       py::arg("input"), py::arg("normalized_shape"), py::arg("weight") = py::none(), py::arg("eps") = py::none());
-  init_nn_misc(m);
 }
 
 }  // namespace ember::python
