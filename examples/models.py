@@ -88,7 +88,7 @@ def gpt(fw, vocab_size, block_size, n_embd, n_layer, n_head, dropout=0.0):
             logits = self.head(self.ln_f(x))
             if targets is None:
                 return logits, None
-            loss = F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+            loss = F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
             return logits, loss
 
     return GPT()
