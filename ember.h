@@ -9,10 +9,12 @@
 #include <ember/core/error.h>
 #include <ember/core/generator.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/matmul.h>
+#include <ember/core/ops/pool.h>
 #include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
