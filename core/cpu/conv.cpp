@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <ember/core/cpu/blas.h>
@@ -18,8 +19,27 @@ namespace ember::cpu {
 
 namespace {
 
-// Column matrices above this many elements are split by batch chunks.
-constexpr int64_t kColumnCap = int64_t(1) << 24;
+// Column matrices above this many elements are split by batch chunks: 16 MB
+// of float32 keeps the GEMM large while the chunk stays near the caches.
+constexpr int64_t kColumnCap = int64_t(1) << 22;
+
+// Scratch buffers kept per thread and slot between calls: a fresh 10-40 MB
+// allocation per conv costs more in page faults than im2col itself.
+template <class T>
+T* scratch(int slot, int64_t n) {
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    size_t bytes = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[slot];
+  const size_t want = static_cast<size_t>(n) * sizeof(T);
+  if (b.bytes < want) {
+    b.data.reset(new char[want]);
+    b.bytes = want;
+  }
+  return reinterpret_cast<T*>(b.data.get());
+}
 
 struct Dims2 {
   int64_t C, H, W;     // the image side
@@ -141,15 +161,16 @@ void conv2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bi
   T* op = out.data<T>();
   if (N == 0 || OC == 0 || L == 0) return;
   const int64_t nb_max = chunk_size(N, K * L);
-  std::vector<T> col(static_cast<size_t>(K * nb_max * L)), tmp(static_cast<size_t>(OC * nb_max * L));
+  T* col = scratch<T>(0, K * nb_max * L);
+  T* tmp = scratch<T>(1, OC * nb_max * L);
   for (int64_t n0 = 0; n0 < N; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, N - n0), ld = nb * L;
-    im2col_batch(xp, col.data(), n0, nb, d, g);
+    im2col_batch(xp, col, n0, nb, d, g);
     for (int64_t gi = 0; gi < g.groups; ++gi) {
-      blas::gemm(false, false, OCg, ld, Kg, T(1), wp + gi * OCg * Kg, Kg, col.data() + gi * Kg * ld, ld, T(0),
-                 tmp.data() + gi * OCg * ld, ld);
+      blas::gemm(false, false, OCg, ld, Kg, T(1), wp + gi * OCg * Kg, Kg, col + gi * Kg * ld, ld, T(0),
+                 tmp + gi * OCg * ld, ld);
     }
-    rows_to_planes(tmp.data(), op, n0, nb, OC, L, bp);
+    rows_to_planes(tmp, op, n0, nb, OC, L, bp);
   }
 }
 
@@ -166,18 +187,19 @@ void conv_transpose2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const 
   std::fill(op, op + out.numel(), T(0));
   if (N > 0 && L > 0 && Cin > 0 && Cout > 0) {
     const int64_t nb_max = chunk_size(N, std::max(Cout * KK, Cin) * L);
-    std::vector<T> rows(static_cast<size_t>(Cin * nb_max * L)), col(static_cast<size_t>(Cout * KK * nb_max * L));
+    T* rows = scratch<T>(0, Cin * nb_max * L);
+    T* col = scratch<T>(1, Cout * KK * nb_max * L);
     for (int64_t n0 = 0; n0 < N; n0 += nb_max) {
       const int64_t nb = std::min(nb_max, N - n0), ld = nb * L;
-      planes_to_rows(xp, rows.data(), n0, nb, Cin, L);
+      planes_to_rows(xp, rows, n0, nb, Cin, L);
       for (int64_t gi = 0; gi < g.groups; ++gi) {
         blas::gemm(true, false, Coutg * KK, ld, Cing, T(1), wp + gi * Cing * Coutg * KK, Coutg * KK,
-                   rows.data() + gi * Cing * ld, ld, T(0), col.data() + gi * Coutg * KK * ld, ld);
+                   rows + gi * Cing * ld, ld, T(0), col + gi * Coutg * KK * ld, ld);
       }
       parallel_for(0, nb * Cout, 1, [&](int64_t b, int64_t e) {
         for (int64_t p = b; p < e; ++p) {
           const int64_t n = p / Cout, c = p % Cout;
-          col2im_channel(col.data() + c * KK * ld, op + ((n0 + n) * Cout + c) * plane, ld, n * L, d, g);
+          col2im_channel(col + c * KK * ld, op + ((n0 + n) * Cout + c) * plane, ld, n * L, d, g);
         }
       });
     }
@@ -203,13 +225,14 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
   std::fill(gp, gp + gw.numel(), T(0));
   if (N == 0 || L == 0 || OC == 0 || K == 0) return;
   const int64_t nb_max = chunk_size(N, std::max(K, OC) * L);
-  std::vector<T> col(static_cast<size_t>(K * nb_max * L)), rows(static_cast<size_t>(OC * nb_max * L));
+  T* col = scratch<T>(0, K * nb_max * L);
+  T* rows = scratch<T>(1, OC * nb_max * L);
   for (int64_t n0 = 0; n0 < N; n0 += nb_max) {
     const int64_t nb = std::min(nb_max, N - n0), ld = nb * L;
-    im2col_batch(x.data<T>(), col.data(), n0, nb, d, g);
-    planes_to_rows(gy.data<T>(), rows.data(), n0, nb, OC, L);
+    im2col_batch(x.data<T>(), col, n0, nb, d, g);
+    planes_to_rows(gy.data<T>(), rows, n0, nb, OC, L);
     for (int64_t gi = 0; gi < g.groups; ++gi) {
-      blas::gemm(false, true, OCg, Kg, ld, T(1), rows.data() + gi * OCg * ld, ld, col.data() + gi * Kg * ld, ld,
+      blas::gemm(false, true, OCg, Kg, ld, T(1), rows + gi * OCg * ld, ld, col + gi * Kg * ld, ld,
                  T(1), gp + gi * OCg * Kg, Kg);
     }
   }

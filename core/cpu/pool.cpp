@@ -37,29 +37,29 @@ void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
       int64_t* oi = ip + p * g.OH * g.OW;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          T best = -std::numeric_limits<T>::infinity();
+          // The first element of the window seeds the max; later ones win when
+          // larger, and a NaN wins and stays (PyTorch propagates NaN).
+          T best = T(0);
           int64_t best_i = -1;
           const auto visit = [&](int64_t h, int64_t w) {
             const T v = src[h * g.W + w];
-            if (best_i < 0 || v > best || std::isnan(v)) {
-              if (!(std::isnan(best) && best_i >= 0)) best = v, best_i = h * g.W + w;
-            }
+            if (best_i < 0 || v > best || (v != v && best == best)) best = v, best_i = h * g.W + w;
           };
           if (g.adaptive) {
             const Span hs = window(true, oh, g.H, g.OH, 0, 0, 0), ws = window(true, ow, g.W, g.OW, 0, 0, 0);
             for (int64_t h = hs.begin; h < hs.end; ++h)
               for (int64_t w = ws.begin; w < ws.end; ++w) visit(h, w);
           } else {
-            for (int64_t i = 0; i < g.kh; ++i) {
-              const int64_t h = oh * g.sh - g.ph + i * g.dh;
-              if (h < 0 || h >= g.H) continue;
-              for (int64_t j = 0; j < g.kw; ++j) {
-                const int64_t w = ow * g.sw - g.pw + j * g.dw;
-                if (w >= 0 && w < g.W) visit(h, w);
-              }
-            }
+            // Taps inside the input: i in [i0, i1), j in [j0, j1).
+            const int64_t h_first = oh * g.sh - g.ph, w_first = ow * g.sw - g.pw;
+            const int64_t i0 = h_first >= 0 ? 0 : (-h_first + g.dh - 1) / g.dh;
+            const int64_t j0 = w_first >= 0 ? 0 : (-w_first + g.dw - 1) / g.dw;
+            const int64_t i1 = std::min(g.kh, (g.H - h_first + g.dh - 1) / g.dh);
+            const int64_t j1 = std::min(g.kw, (g.W - w_first + g.dw - 1) / g.dw);
+            for (int64_t i = i0; i < i1; ++i)
+              for (int64_t j = j0; j < j1; ++j) visit(h_first + i * g.dh, w_first + j * g.dw);
           }
-          o[oh * g.OW + ow] = best;
+          o[oh * g.OW + ow] = best_i < 0 ? -std::numeric_limits<T>::infinity() : best;
           oi[oh * g.OW + ow] = std::max<int64_t>(best_i, 0);
         }
       }
