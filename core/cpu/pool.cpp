@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <ember/core/cpu/parallel.h>
 #include <ember/core/error.h>
@@ -24,43 +28,108 @@ inline Span window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k,
   return {b, std::min(b + k, in + p)};
 }
 
+// take ? a : b through bit masks: compilers turn the plain ternary back into
+// a branch, which mispredicts on every other comparison of real data.
+template <class T>
+inline T select(bool take, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  Bits x, y;
+  std::memcpy(&x, &a, sizeof(T));
+  std::memcpy(&y, &b, sizeof(T));
+  const Bits mask = Bits(0) - static_cast<Bits>(take);
+  const Bits r = y ^ ((x ^ y) & mask);
+  T out;
+  std::memcpy(&out, &r, sizeof(T));
+  return out;
+}
+
 template <class T>
 void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
   const int64_t planes = x.numel() / std::max<int64_t>(g.H * g.W, 1);
   const T* xp = x.data<T>();
   T* op = out.data<T>();
   int64_t* ip = idx.data<int64_t>();
-  parallel_for(0, planes, 1, [&](int64_t b, int64_t e) {
+  // In-bounds taps [first, last) of each output row and column, computed once
+  // (the divisions would otherwise dominate a 2x2 pool).
+  const auto taps = [](int64_t n_out, int64_t s, int64_t p, int64_t d, int64_t k, int64_t size) {
+    std::vector<std::pair<int64_t, int64_t>> r(static_cast<size_t>(n_out));
+    for (int64_t o = 0; o < n_out; ++o) {
+      const int64_t first = o * s - p;
+      const int64_t lo = first >= 0 ? 0 : (-first + d - 1) / d;
+      const int64_t hi = size - first <= 0 ? 0 : std::min(k, (size - first + d - 1) / d);
+      r[static_cast<size_t>(o)] = {lo, std::max(lo, hi)};
+    }
+    return r;
+  };
+  // Locals, not g's fields: stores through the int64 index pointer could alias those.
+  const int64_t H = g.H, W = g.W, OH = g.OH, OW = g.OW, sh = g.sh, sw = g.sw, ph = g.ph, pw = g.pw, dh = g.dh,
+                dw = g.dw;
+  const auto rows = taps(g.OH, g.sh, g.ph, g.dh, g.kh, g.H), cols = taps(g.OW, g.sw, g.pw, g.dw, g.kw, g.W);
+  const bool adaptive = g.adaptive;
+  const int64_t kw = g.kw;
+  // Output columns [lo, hi) for which kernel column j lands inside the input.
+  std::vector<std::pair<int64_t, int64_t>> tap_cols(static_cast<size_t>(adaptive ? 0 : kw));
+  for (int64_t j = 0; j < (adaptive ? 0 : kw); ++j) {
+    const int64_t off = j * dw - pw;
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+    lo = std::min(lo, OW);
+    tap_cols[static_cast<size_t>(j)] = {lo, std::min(std::max(hi, lo), OW)};
+  }
+  // By value: the sizes stay in registers.
+  parallel_for(0, planes, 1, [=](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
-      const T* src = xp + p * g.H * g.W;
-      T* o = op + p * g.OH * g.OW;
-      int64_t* oi = ip + p * g.OH * g.OW;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          // The first element of the window seeds the max; later ones win when
-          // larger, and a NaN wins and stays (PyTorch propagates NaN).
-          T best = T(0);
-          int64_t best_i = -1;
-          const auto visit = [&](int64_t h, int64_t w) {
-            const T v = src[h * g.W + w];
-            if (best_i < 0 || v > best || (v != v && best == best)) best = v, best_i = h * g.W + w;
-          };
-          if (g.adaptive) {
-            const Span hs = window(true, oh, g.H, g.OH, 0, 0, 0), ws = window(true, ow, g.W, g.OW, 0, 0, 0);
-            for (int64_t h = hs.begin; h < hs.end; ++h)
-              for (int64_t w = ws.begin; w < ws.end; ++w) visit(h, w);
-          } else {
-            // Taps inside the input: i in [i0, i1), j in [j0, j1).
-            const int64_t h_first = oh * g.sh - g.ph, w_first = ow * g.sw - g.pw;
-            const int64_t i0 = h_first >= 0 ? 0 : (-h_first + g.dh - 1) / g.dh;
-            const int64_t j0 = w_first >= 0 ? 0 : (-w_first + g.dw - 1) / g.dw;
-            const int64_t i1 = std::min(g.kh, (g.H - h_first + g.dh - 1) / g.dh);
-            const int64_t j1 = std::min(g.kw, (g.W - w_first + g.dw - 1) / g.dw);
-            for (int64_t i = i0; i < i1; ++i)
-              for (int64_t j = j0; j < j1; ++j) visit(h_first + i * g.dh, w_first + j * g.dw);
+      const T* src = xp + p * H * W;
+      T* o = op + p * OH * OW;
+      int64_t* oi = ip + p * OH * OW;
+      if (adaptive) {
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const Span hs = window(true, oh, H, OH, 0, 0, 0);
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Span ws = window(true, ow, W, OW, 0, 0, 0);
+            // PyTorch's rule: start from -inf at the window's first cell; a
+            // later value wins when larger or NaN (so NaN propagates).
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t best_i = hs.begin * W + ws.begin;
+            for (int64_t h = hs.begin; h < hs.end; ++h) {
+              for (int64_t w = ws.begin; w < ws.end; ++w) {
+                const T v = src[h * W + w];
+                if (v > best || v != v) best = v, best_i = h * W + w;
+              }
+            }
+            o[oh * OW + ow] = best;
+            oi[oh * OW + ow] = best_i;
           }
-          o[oh * g.OW + ow] = best_i < 0 ? -std::numeric_limits<T>::infinity() : best;
-          oi[oh * g.OW + ow] = std::max<int64_t>(best_i, 0);
+        }
+        continue;
+      }
+      // Fixed windows: the output row is the accumulator, and each kernel tap
+      // sweeps it once. Iterations are independent, so the selects stay
+      // branch-free and the loop pipelines (a per-window loop mispredicts on
+      // every other comparison of real data).
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        T* __restrict orow = o + oh * OW;
+        int64_t* __restrict irow = oi + oh * OW;
+        const auto [i0, i1] = rows[static_cast<size_t>(oh)];
+        const int64_t h_first = oh * sh - ph;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          orow[ow] = -std::numeric_limits<T>::infinity();
+          const auto [j0, j1] = cols[static_cast<size_t>(ow)];
+          irow[ow] = i0 < i1 && j0 < j1 ? (h_first + i0 * dh) * W + ow * sw - pw + j0 * dw : 0;
+        }
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t h = h_first + i * dh;
+          for (int64_t j = 0; j < kw; ++j) {
+            const auto [lo, hi] = tap_cols[static_cast<size_t>(j)];
+            const int64_t base = h * W + j * dw - pw;
+            const T* __restrict r = src + base;
+            for (int64_t ow = lo; ow < hi; ++ow) {
+              const T v = r[ow * sw], cur = orow[ow];
+              const bool take = (v > cur) | (v != v);
+              orow[ow] = select(take, v, cur);
+              irow[ow] = select(take, base + ow * sw, irow[ow]);
+            }
+          }
         }
       }
     }

@@ -206,3 +206,13 @@ def test_errors():
         F.max_pool2d(ember.zeros(1, 0, 4, 4), 2)
     with pytest.raises(RuntimeError, match="max_pool1d: expected 2-D or 3-D"):
         F.max_pool1d(x, 2)
+
+
+def test_max_pool_propagates_nan():
+    x = random_array((1, 1, 4, 4))
+    x[0, 0, 1, 0] = np.nan
+    out, idx = F.max_pool2d(make(x), 2, return_indices=True)
+    assert np.isnan(out.numpy()[0, 0, 0, 0]) and not np.isnan(out.numpy()[0, 0, 1, 1])
+    assert idx.numpy()[0, 0, 0, 0] == 4
+    out = F.adaptive_max_pool2d(make(x), 1)
+    assert np.isnan(out.numpy()).all()
