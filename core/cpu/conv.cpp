@@ -106,11 +106,15 @@ void col2im_channel(const T* col, T* x, int64_t ld, int64_t col0, const Dims2& d
   }
 }
 
+// Work items (planes of `per_item` elements) per thread chunk, so that small
+// problems stay on one thread: a fork costs more than a few thousand copies.
+int64_t grain_for(int64_t per_item) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(per_item, 1)); }
+
 // im2col of images [n0, n0+nb) of x [N, C, H, W] into col [C*KH*KW, nb*L].
 template <class T>
 void im2col_batch(const T* x, T* col, int64_t n0, int64_t nb, const Dims2& d, const ConvGeom& g) {
   const int64_t L = d.OH * d.OW, ld = nb * L, KK = d.KH * d.KW;
-  parallel_for(0, nb * d.C, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, nb * d.C, grain_for(KK * L), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / d.C, c = p % d.C;
       im2col_channel(x + ((n0 + n) * d.C + c) * d.H * d.W, col + c * KK * ld, ld, n * L, d, g);
@@ -125,7 +129,7 @@ int64_t chunk_size(int64_t N, int64_t per_image) {
 // dst[n, c, :] (planes of length L) <-> src [C, nb*L] for images [n0, n0+nb).
 template <class T>
 void planes_to_rows(const T* src, T* dst, int64_t n0, int64_t nb, int64_t C, int64_t L) {
-  parallel_for(0, nb * C, 8, [&](int64_t b, int64_t e) {
+  parallel_for(0, nb * C, grain_for(L), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / C, c = p % C;
       std::memcpy(dst + c * nb * L + n * L, src + ((n0 + n) * C + c) * L, sizeof(T) * L);
@@ -135,7 +139,7 @@ void planes_to_rows(const T* src, T* dst, int64_t n0, int64_t nb, int64_t C, int
 
 template <class T>
 void rows_to_planes(const T* src, T* dst, int64_t n0, int64_t nb, int64_t C, int64_t L, const T* bias) {
-  parallel_for(0, nb * C, 8, [&](int64_t b, int64_t e) {
+  parallel_for(0, nb * C, grain_for(L), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / C, c = p % C;
       const T* s = src + c * nb * L + n * L;
@@ -196,7 +200,7 @@ void conv_transpose2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const 
         blas::gemm(true, false, Coutg * KK, ld, Cing, T(1), wp + gi * Cing * Coutg * KK, Coutg * KK,
                    rows + gi * Cing * ld, ld, T(0), col + gi * Coutg * KK * ld, ld);
       }
-      parallel_for(0, nb * Cout, 1, [&](int64_t b, int64_t e) {
+      parallel_for(0, nb * Cout, grain_for(KK * L), [&](int64_t b, int64_t e) {
         for (int64_t p = b; p < e; ++p) {
           const int64_t n = p / Cout, c = p % Cout;
           col2im_channel(col + c * KK * ld, op + ((n0 + n) * Cout + c) * plane, ld, n * L, d, g);
@@ -206,7 +210,7 @@ void conv_transpose2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const 
   }
   if (bias.defined()) {
     const T* bp = bias.data<T>();
-    parallel_for(0, N * Cout, 8, [&](int64_t b, int64_t e) {
+    parallel_for(0, N * Cout, grain_for(plane), [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
         T* o = op + p * plane;
         const T bv = bp[p % Cout];

@@ -28,6 +28,9 @@ inline Span window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k,
   return {b, std::min(b + k, in + p)};
 }
 
+// Planes per thread chunk: small inputs stay on one thread.
+inline int64_t plane_grain(int64_t plane) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(plane, 1)); }
+
 // take ? a : b through bit masks: compilers turn the plain ternary back into
 // a branch, which mispredicts on every other comparison of real data.
 template <class T>
@@ -77,7 +80,7 @@ void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
     tap_cols[static_cast<size_t>(j)] = {lo, std::min(std::max(hi, lo), OW)};
   }
   // By value: the sizes stay in registers.
-  parallel_for(0, planes, 1, [=](int64_t b, int64_t e) {
+  parallel_for(0, planes, plane_grain(H * W), [=](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const T* src = xp + p * H * W;
       T* o = op + p * OH * OW;
@@ -139,7 +142,7 @@ void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
 // Calls f(plane offset in, plane offset out, h0, h1, w0, w1, divisor) per output cell.
 template <class F>
 void for_each_average(const PoolGeom& g, int64_t planes, const F& f) {
-  parallel_for(0, planes, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, planes, plane_grain(g.H * g.W), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const Span hs = window(g.adaptive, oh, g.H, g.OH, g.kh, g.sh, g.ph);
