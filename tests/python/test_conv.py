@@ -228,3 +228,21 @@ def test_errors():
         F.conv_transpose2d(make(random_array((1, 2, 3, 3))), make(random_array((2, 2, 3, 3))), output_padding=1)
     with pytest.raises(RuntimeError, match="conv_transpose2d: .*to have 3 channels, but got 2"):
         F.conv_transpose2d(make(random_array((1, 2, 3, 3))), make(random_array((3, 2, 3, 3))))
+
+
+def test_large_images_run_in_batch_chunks():
+    # 27 * 300 * 300 column entries per image: the kernels split this batch
+    # into chunks of one image; the weight gradient must add up across them.
+    x = make(random_array((2, 3, 302, 302)), requires_grad=True)
+    w = make(random_array((2, 3, 3, 3)), requires_grad=True)
+    out = F.conv2d(x, w)
+    assert_close(out, np_conv2d(to_np(x), to_np(w)), 1e-4, 1e-4)
+    out.sum().backward()
+    gw_parts = []
+    for n in range(2):
+        xn = x.detach()[n:n + 1].clone().requires_grad_(True)
+        wn = w.detach().clone().requires_grad_(True)
+        F.conv2d(xn, wn).sum().backward()
+        gw_parts.append(to_np(wn.grad))
+        assert_close(x.grad[n:n + 1], to_np(xn.grad), 1e-5, 1e-5)
+    assert_close(w.grad, gw_parts[0] + gw_parts[1], 1e-3, 1e-2)
