@@ -28,8 +28,12 @@ inline Span window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k,
   return {b, std::min(b + k, in + p)};
 }
 
-// Planes per thread chunk: small inputs stay on one thread.
-inline int64_t plane_grain(int64_t plane) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(plane, 1)); }
+// Planes per thread chunk: small inputs stay on one thread. Pooling sits
+// between BLAS-heavy layers, whose spinning workers make an OpenMP fork a
+// gamble on shared cores (see core/cpu/conv.cpp), so only large inputs fork.
+inline int64_t plane_grain(int64_t plane) {
+  return std::max<int64_t>(1, 16 * kElementwiseGrain / std::max<int64_t>(plane, 1));
+}
 
 // take ? a : b through bit masks: compilers turn the plain ternary back into
 // a branch, which mispredicts on every other comparison of real data.
