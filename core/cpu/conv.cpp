@@ -1,15 +1,15 @@
 // The conv family on the CPU. Each op lays a chunk of the batch out as one
 // column matrix [C*KH*KW, nb*OH*OW] (im2col) so that a group costs a single
 // large GEMM; col2im is the adjoint scatter used by the transposed conv.
-// im2col/col2im run in parallel over (image, channel) pairs, the GEMM on the
-// BLAS's own threads.
+// The GEMMs run on the BLAS's own threads; im2col/col2im are written as
+// parallel loops over (image, channel) pairs but kept on one thread for now
+// (see grain_for).
 #include <ember/core/cpu/conv.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <vector>
 
 #include <ember/core/cpu/blas.h>
 #include <ember/core/cpu/parallel.h>
