@@ -9,6 +9,7 @@
 #include <ember/core/error.h>
 #include <ember/core/generator.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
@@ -17,6 +18,7 @@
 #include <ember/core/ops/nn_misc.h>
 #include <ember/core/ops/norm.h>
 #include <ember/core/ops/optim.h>
+#include <ember/core/ops/pool.h>
 #include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>

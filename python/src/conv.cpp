@@ -1,8 +1,55 @@
-// Bindings of the conv family (into ember._C._nn where nn.functional uses them).
+// Bindings of the conv family into ember._C._nn (torch.nn.functional's names,
+// argument names and defaults). Padding may be an int, a tuple or a string.
 #include "bind.h"
 
 namespace ember::python {
 
-void init_conv(py::module_& m) {}
+namespace {
+
+Tensor opt(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+
+template <class IntFn, class StrFn>
+Tensor with_padding(const char* op, py::handle padding, IntFn int_fn, StrFn str_fn) {
+  if (py::isinstance<py::str>(padding)) return str_fn(padding.cast<std::string>());
+  return int_fn(to_int_list(padding, op));
+}
+
+}  // namespace
+
+void init_conv(py::module_& m) {
+  py::module_ nn = nn_module(m);
+  nn.def("conv2d", [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, py::object stride,
+                      py::object padding, py::object dilation, int64_t groups) {
+    const auto s = to_int_list(stride, "conv2d"), d = to_int_list(dilation, "conv2d");
+    return with_padding("conv2d", padding,
+        [&](const IntList& p) { return conv2d(x, w, opt(b), s, p, d, groups); },
+        [&](const std::string& p) { return conv2d(x, w, opt(b), s, p, d, groups); });
+  }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+     py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1);
+  nn.def("conv1d", [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, py::object stride,
+                      py::object padding, py::object dilation, int64_t groups) {
+    const auto s = to_int_list(stride, "conv1d"), d = to_int_list(dilation, "conv1d");
+    return with_padding("conv1d", padding,
+        [&](const IntList& p) { return conv1d(x, w, opt(b), s, p, d, groups); },
+        [&](const std::string& p) { return conv1d(x, w, opt(b), s, p, d, groups); });
+  }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+     py::arg("padding") = 0, py::arg("dilation") = 1, py::arg("groups") = 1);
+  nn.def("conv_transpose2d", [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, py::object stride,
+                                py::object padding, py::object output_padding, int64_t groups, py::object dilation) {
+    const char* op = "conv_transpose2d";
+    return conv_transpose2d(x, w, opt(b), to_int_list(stride, op), to_int_list(padding, op),
+                            to_int_list(output_padding, op), groups, to_int_list(dilation, op));
+  }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+     py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1, py::arg("dilation") = 1);
+  nn.def("conv_transpose1d", [](const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, py::object stride,
+                                py::object padding, py::object output_padding, int64_t groups, py::object dilation) {
+    const char* op = "conv_transpose1d";
+    return conv_transpose1d(x, w, opt(b), to_int_list(stride, op), to_int_list(padding, op),
+                            to_int_list(output_padding, op), groups, to_int_list(dilation, op));
+  }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1,
+     py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1, py::arg("dilation") = 1);
+  // torch also exposes these at top level (torch.conv2d, ...).
+  for (const char* name : {"conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d"}) m.attr(name) = nn.attr(name);
+}
 
 }  // namespace ember::python

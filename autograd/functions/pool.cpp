@@ -1,0 +1,32 @@
+#include <ember/autograd/functions/pool.h>
+
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/index.h>
+#include <ember/core/ops/pool.h>
+#include <ember/core/ops/shape.h>
+
+namespace ember::autograd::functions {
+
+Vjp max_pool_backward(const Shape& input_shape) {
+  return [input_shape](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor& idx = s[0];
+    const int64_t N = input_shape[0], C = input_shape[1];
+    const Tensor flat = zeros({N, C, input_shape[2] * input_shape[3]}, g[0].dtype(), g[0].device());
+    const Tensor gx = scatter_add(flat, 2, reshape(idx, {N, C, -1}), reshape(g[0], {N, C, -1}));
+    return TensorList{reshape(gx, input_shape)};
+  };
+}
+
+Vjp avg_pool_backward(const cpu::PoolGeom& geom) {
+  return [geom](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{pool_detail::avg_adjoint(g[0], geom)};
+  };
+}
+
+Vjp avg_pool_adjoint_backward(const cpu::PoolGeom& geom) {
+  return [geom](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{pool_detail::avg(g[0], geom)};
+  };
+}
+
+}  // namespace ember::autograd::functions

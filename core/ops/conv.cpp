@@ -1,0 +1,275 @@
+// The conv family's front-ends: PyTorch's argument rules and error messages,
+// unbatched and 1-D inputs reshaped to batched 2-D ones, then one of three
+// primitives (conv, conv_transpose, conv_weight) that cast half types to
+// float32, make inputs contiguous, call the CPU kernel and record autograd.
+#include <ember/core/ops/conv.h>
+
+#include <ember/autograd/functions/conv.h>
+#include <ember/autograd/grad_mode.h>
+#include <ember/autograd/node.h>
+#include <ember/core/error.h>
+#include <ember/core/ops/shape.h>
+#include <ember/core/type_promotion.h>
+
+namespace ember {
+
+namespace functions = autograd::functions;
+
+namespace {
+
+DType compute_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }
+
+// Casts and lays out an operand for the kernel, outside autograd.
+Tensor prepare(const Tensor& t, DType compute) {
+  if (!t.defined()) return t;
+  return t.to(compute).contiguous();
+}
+
+std::string list_str(const IntList& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// One entry per spatial dim from a list of 1 or `n` entries.
+IntList expand_arg(const char* op, const char* name, const IntList& v, size_t n) {
+  EMBER_CHECK(v.size() == 1 || v.size() == n, Error, op, ": expected ", name, " to be a single integer or a list of ",
+              n, " integers, but got ", list_str(v));
+  return v.size() == 1 ? IntList(n, v[0]) : v;
+}
+
+void check_common(const char* op, const Tensor& x, const Tensor& w, const Tensor& b, int64_t spatial, int64_t groups) {
+  EMBER_CHECK(x.defined() && w.defined(), ValueError, op, ": got an undefined tensor");
+  std::vector<Tensor> ts{x, w};
+  if (b.defined()) ts.push_back(b);
+  const Device dev = common_device(op, ts);
+  EMBER_CHECK(dev.is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  EMBER_CHECK(x.dim() == spatial + 1 || x.dim() == spatial + 2, Error, op, ": expected ", spatial + 1,
+              "-D (unbatched) or ", spatial + 2, "-D (batched) input, but got input of size ", x.shape_str());
+  EMBER_CHECK(w.dim() == spatial + 2, Error, op, ": expected weight to be ", spatial + 2,
+              "-D, but got weight of size ", w.shape_str());
+  EMBER_CHECK(is_floating(x.dtype()), Error, op, ": expected a floating point input, but got ",
+              dtype_name(x.dtype()));
+  EMBER_CHECK(x.dtype() == w.dtype(), Error, op, ": expected input (", dtype_name(x.dtype()), ") and weight (",
+              dtype_name(w.dtype()), ") to have the same dtype");
+  EMBER_CHECK(!b.defined() || b.dtype() == x.dtype(), Error, op, ": expected input (", dtype_name(x.dtype()),
+              ") and bias (", dtype_name(b.dtype()), ") to have the same dtype");
+  EMBER_CHECK(groups > 0, Error, op, ": non-positive groups is not supported, got groups=", groups);
+}
+
+void check_positive(const char* op, const char* what, const IntList& v) {
+  for (int64_t s : v) EMBER_CHECK(s > 0, Error, op, ": non-positive ", what, " is not supported, got ", list_str(v));
+}
+
+void check_nonnegative(const char* op, const char* what, const IntList& v) {
+  for (int64_t s : v) EMBER_CHECK(s >= 0, Error, op, ": negative ", what, " is not supported, got ", list_str(v));
+}
+
+// x as [N, C, H, W] (1-D convs get H = 1) and w as [O, I, KH, KW].
+Tensor as_4d(const Tensor& t, int64_t spatial, bool batched) {
+  Tensor r = batched ? t : unsqueeze(t, 0);
+  return spatial == 1 ? unsqueeze(r, -2) : r;
+}
+
+Tensor from_4d(const Tensor& t, int64_t spatial, bool batched) {
+  Tensor r = spatial == 1 ? squeeze(t, -2) : t;
+  return batched ? r : squeeze(r, 0);
+}
+
+// Shared by conv1d/conv2d. pad_begin/pad_end per spatial dim (they differ only for "same").
+Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
+               const IntList& stride_in, const IntList& pad_begin, const IntList& pad_end, const IntList& dil_in,
+               int64_t groups) {
+  const IntList stride = expand_arg(op, "stride", stride_in, spatial);
+  const IntList dil = expand_arg(op, "dilation", dil_in, spatial);
+  check_positive(op, "stride", stride);
+  check_positive(op, "dilation", dil);
+  check_nonnegative(op, "padding", pad_begin);
+  const bool batched = x.dim() == spatial + 2;
+  const int64_t C = x.size(batched ? 1 : 0), OC = w.size(0);
+  EMBER_CHECK(OC % groups == 0, Error, op, ": expected weight of size ", w.shape_str(),
+              " to have out channels divisible by groups=", groups);
+  EMBER_CHECK(C == w.size(1) * groups, Error, op, ": given groups=", groups, ", weight of size ", w.shape_str(),
+              ", expected input ", x.shape_str(), " to have ", w.size(1) * groups, " channels, but got ", C,
+              " channels instead");
+  EMBER_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == OC), Error, op, ": expected bias of size [", OC,
+              "], but got ", b.shape_str());
+  IntList out_size;
+  for (int64_t i = 0; i < spatial; ++i) {
+    const int64_t in = x.size(x.dim() - spatial + i), k = w.size(2 + i);
+    const int64_t padded = in + pad_begin[i] + pad_end[i], span = dil[i] * (k - 1) + 1;
+    EMBER_CHECK(padded >= span, Error, op, ": padded input size per channel ", padded, " (input ", x.shape_str(),
+                ") is smaller than the dilated kernel size ", span, " (weight ", w.shape_str(), ")");
+    out_size.push_back((padded - span) / stride[i] + 1);
+  }
+  cpu::ConvGeom g;
+  g.groups = groups;
+  if (spatial == 2) {
+    g.stride_h = stride[0], g.stride_w = stride[1], g.pad_h = pad_begin[0], g.pad_w = pad_begin[1];
+    g.dil_h = dil[0], g.dil_w = dil[1];
+  } else {
+    g.stride_w = stride[0], g.pad_w = pad_begin[0], g.dil_w = dil[0];
+  }
+  const int64_t OH = spatial == 2 ? out_size[0] : 1, OW = out_size.back();
+  Tensor out = conv_detail::conv(as_4d(x, spatial, batched), as_4d(w, spatial, true), b, g, OH, OW);
+  return from_4d(out, spatial, batched);
+}
+
+Tensor conv_nd_padded(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
+                      const IntList& stride, const IntList& padding, const IntList& dil, int64_t groups) {
+  check_common(op, x, w, b, spatial, groups);
+  const IntList pad = expand_arg(op, "padding", padding, spatial);
+  return conv_nd(op, spatial, x, w, b, stride, pad, pad, dil, groups);
+}
+
+Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
+                      const IntList& stride, const std::string& padding, const IntList& dil_in, int64_t groups) {
+  check_common(op, x, w, b, spatial, groups);
+  if (padding == "valid") return conv_nd(op, spatial, x, w, b, stride, IntList(spatial, 0), IntList(spatial, 0), dil_in, groups);
+  EMBER_CHECK(padding == "same", Error, op, ": invalid padding string '", padding, "', expected 'valid' or 'same'");
+  for (int64_t s : expand_arg(op, "stride", stride, spatial)) {
+    EMBER_CHECK(s == 1, Error, op, ": padding='same' is not supported for strided convolutions");
+  }
+  const IntList dil = expand_arg(op, "dilation", dil_in, spatial);
+  IntList begin, end;
+  for (int64_t i = 0; i < spatial; ++i) {
+    // PyTorch pads total/2 on both sides and the odd one at the end.
+    const int64_t total = dil[i] * (w.size(2 + i) - 1);
+    begin.push_back(total / 2);
+    end.push_back(total - total / 2);
+  }
+  return conv_nd(op, spatial, x, w, b, stride, begin, end, dil, groups);
+}
+
+Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
+                         const IntList& stride_in, const IntList& pad_in, const IntList& outpad_in, int64_t groups,
+                         const IntList& dil_in) {
+  check_common(op, x, w, b, spatial, groups);
+  const IntList stride = expand_arg(op, "stride", stride_in, spatial);
+  const IntList pad = expand_arg(op, "padding", pad_in, spatial);
+  const IntList outpad = expand_arg(op, "output_padding", outpad_in, spatial);
+  const IntList dil = expand_arg(op, "dilation", dil_in, spatial);
+  check_positive(op, "stride", stride);
+  check_positive(op, "dilation", dil);
+  check_nonnegative(op, "padding", pad);
+  check_nonnegative(op, "output_padding", outpad);
+  const bool batched = x.dim() == spatial + 2;
+  const int64_t Cin = x.size(batched ? 1 : 0);
+  EMBER_CHECK(w.size(0) == Cin, Error, op, ": given groups=", groups, ", weight of size ", w.shape_str(),
+              ", expected input ", x.shape_str(), " to have ", w.size(0), " channels, but got ", Cin,
+              " channels instead");
+  EMBER_CHECK(Cin % groups == 0, Error, op, ": expected input channels ", Cin, " to be divisible by groups=", groups);
+  const int64_t Cout = w.size(1) * groups;
+  EMBER_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == Cout), Error, op, ": expected bias of size [", Cout,
+              "], but got ", b.shape_str());
+  IntList out_size;
+  for (int64_t i = 0; i < spatial; ++i) {
+    EMBER_CHECK(outpad[i] < stride[i] || outpad[i] < dil[i], Error, op,
+                ": output padding must be smaller than either stride or dilation, but got output_padding=",
+                list_str(outpad), ", stride=", list_str(stride), ", dilation=", list_str(dil));
+    const int64_t in = x.size(x.dim() - spatial + i), k = w.size(2 + i);
+    const int64_t o = (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (k - 1) + outpad[i] + 1;
+    EMBER_CHECK(o > 0, Error, op, ": input ", x.shape_str(), " with weight ", w.shape_str(),
+                " gives a non-positive output size ", o);
+    out_size.push_back(o);
+  }
+  cpu::ConvGeom g;
+  g.groups = groups;
+  if (spatial == 2) {
+    g.stride_h = stride[0], g.stride_w = stride[1], g.pad_h = pad[0], g.pad_w = pad[1];
+    g.dil_h = dil[0], g.dil_w = dil[1];
+  } else {
+    g.stride_w = stride[0], g.pad_w = pad[0], g.dil_w = dil[0];
+  }
+  const int64_t H = spatial == 2 ? out_size[0] : 1, W = out_size.back();
+  Tensor out = conv_detail::conv_transpose(as_4d(x, spatial, batched), as_4d(w, spatial, true), b, g, H, W);
+  return from_4d(out, spatial, batched);
+}
+
+}  // namespace
+
+namespace conv_detail {
+
+Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t OH, int64_t OW) {
+  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  Tensor out = empty({x.size(0), w.size(0), OH, OW}, compute, x.device());
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
+    cpu::conv2d(out, xc, wc, bc, g);
+    if (compute != dt) out = out.to(dt);
+  }
+  if (autograd::any_requires_grad({x, w, bias})) {
+    autograd::record("ConvolutionBackward0", {x, w, bias}, {out}, {x, w}, functions::conv_backward(g));
+  }
+  return out;
+}
+
+Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t H,
+                      int64_t W) {
+  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  Tensor out = empty({x.size(0), w.size(1) * g.groups, H, W}, compute, x.device());
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
+    cpu::conv_transpose2d(out, xc, wc, bc, g);
+    if (compute != dt) out = out.to(dt);
+  }
+  if (autograd::any_requires_grad({x, w, bias})) {
+    autograd::record("ConvolutionBackward0", {x, w, bias}, {out}, {x, w}, functions::conv_transpose_backward(g));
+  }
+  return out;
+}
+
+Tensor conv_weight(const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g, int64_t KH, int64_t KW) {
+  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  Tensor out = empty({gy.size(1), x.size(1) / g.groups, KH, KW}, compute, x.device());
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor xc = prepare(x, compute), gc = prepare(gy, compute);
+    cpu::conv2d_weight(out, xc, gc, g);
+    if (compute != dt) out = out.to(dt);
+  }
+  if (autograd::any_requires_grad({x, gy})) {
+    autograd::record("ConvolutionBackwardBackward0", {x, gy}, {out}, {x, gy}, functions::conv_weight_backward(g));
+  }
+  return out;
+}
+
+}  // namespace conv_detail
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+              const IntList& padding, const IntList& dilation, int64_t groups) {
+  return conv_nd_padded("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+              const std::string& padding, const IntList& dilation, int64_t groups) {
+  return conv_nd_string("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+              const IntList& padding, const IntList& dilation, int64_t groups) {
+  return conv_nd_padded("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+              const std::string& padding, const IntList& dilation, int64_t groups) {
+  return conv_nd_string("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                        const IntList& padding, const IntList& output_padding, int64_t groups,
+                        const IntList& dilation) {
+  return conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation);
+}
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                        const IntList& padding, const IntList& output_padding, int64_t groups,
+                        const IntList& dilation) {
+  return conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation);
+}
+
+}  // namespace ember
