@@ -217,7 +217,8 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, d
 }
 
 std::string blas_info() {
-  return str(blas::config(), " (core ", blas::corename(), ", ", blas::get_num_threads(), " threads)");
+  return str(blas::config(), " (core ", blas::corename(), "; single-threaded calls spread over ember's ",
+             get_num_threads(), " threads)");
 }
 
 }  // namespace ember::cpu

@@ -6,6 +6,8 @@ namespace ember::cpu {
 
 namespace {
 int g_threads = 0;  // 0: not chosen yet, use OpenMP's default
+// The BLAS runs single-threaded inside ember's own thread pool (blas::gemm).
+const bool g_blas_single_threaded = (blas::set_num_threads(1), true);
 }
 
 int get_num_threads() {
@@ -17,10 +19,6 @@ int get_num_threads() {
 #endif
 }
 
-// One setting for both pools: ember's OpenMP loops and the BLAS's own threads.
-void set_num_threads(int n) {
-  g_threads = n > 0 ? n : 1;
-  blas::set_num_threads(g_threads);
-}
+void set_num_threads(int n) { g_threads = n > 0 ? n : 1; }
 
 }  // namespace ember::cpu

@@ -279,11 +279,31 @@ def test_set_num_threads_covers_blas():
     try:
         ember.set_num_threads(1)
         assert ember.get_num_threads() == 1
-        assert "1 threads" in ember._C._blas_info()
-        a, b = random_array((64, 64)), random_array((64, 64))
+        assert "ember's 1 threads" in ember._C._blas_info()
+        a, b = random_array((256, 96)), random_array((96, 300))  # large enough to be split into blocks
         assert_close(make(a) @ make(b), a @ b, 1e-4, 1e-4)
     finally:
         ember.set_num_threads(before)
     assert ember.get_num_threads() == before
     with pytest.raises(RuntimeError, match="set_num_threads"):
         ember.set_num_threads(0)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("m,n", [(300, 70), (70, 300)])
+def test_large_products_split_across_threads(ta, tb, m, n):
+    # Big enough for blas::gemm to split C into row blocks (m >= n) or column
+    # blocks (m < n); transposed operands exercise both pointer offsets.
+    k = 40
+    a = random_array((k, m) if ta else (m, k))
+    b = random_array((n, k) if tb else (k, n))
+    ea, eb = make(a), make(b)
+    ea, a = (ea.t(), a.T) if ta else (ea, a)
+    eb, b = (eb.t(), b.T) if tb else (eb, b)
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            assert_close(ea @ eb, a @ b, 1e-4, 1e-4)
+    finally:
+        ember.set_num_threads(before)
