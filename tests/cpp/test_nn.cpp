@@ -224,3 +224,26 @@ TEST_CASE("load rejects truncated and foreign files naming the path", "[serializ
   std::remove(path.c_str());
   require_throws<Error>([&] { load(path); }, "cannot open " + path);
 }
+
+TEST_CASE("save writes the bytes Python's ember.save writes for a plain dict", "[serialize]") {
+  // Golden header from python/ember/serialization.py's save() of
+  // {"w": float32 [1, -2], "n": int64 [[3]]}: entries sorted, ember's
+  // metadata as json.dumps text, padded with spaces to 8 bytes.
+  const std::string head =
+      R"({"n":{"dtype":"I64","shape":[1,1],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2],)"
+      R"("data_offsets":[8,16]},"__metadata__":{"ember":"{\"version\": 1, \"structure\": {\"D\": [[\"w\", )"
+      R"({\"T\": \"w\"}], [\"n\", {\"T\": \"n\"}]]}}"}}  )";
+  REQUIRE(head.size() == 232);
+  const std::string path = temp_path("golden");
+  save(NamedTensors{{"w", values({1, -2}, {2})}, {"n", values({3}, {1, 1}, DType::Int64)}}, path);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() == 8 + 232 + 16);
+  REQUIRE(bytes.substr(0, 8) == std::string("\xe8\0\0\0\0\0\0\0", 8));
+  REQUIRE(bytes.substr(8, 232) == head);
+  const float w[2] = {1, -2};
+  const int64_t n = 3;
+  REQUIRE(bytes.substr(240, 8) == std::string(reinterpret_cast<const char*>(&n), 8));
+  REQUIRE(bytes.substr(248, 8) == std::string(reinterpret_cast<const char*>(w), 8));
+  std::remove(path.c_str());
+}
