@@ -12,7 +12,7 @@ const Value* Value::find(const std::string& key) const {
 }
 
 bool Value::is_int() const {
-  if (kind != Number || text.empty()) return false;
+  if (kind != Number || text.empty() || text == "-") return false;
   for (size_t i = 0; i < text.size(); ++i)
     if (!(isdigit(static_cast<unsigned char>(text[i])) || (i == 0 && text[i] == '-'))) return false;
   return text.size() <= 18;  // fits a long long without overflow

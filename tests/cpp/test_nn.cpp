@@ -247,3 +247,23 @@ TEST_CASE("save writes the bytes Python's ember.save writes for a plain dict", "
   REQUIRE(bytes.substr(248, 8) == std::string(reinterpret_cast<const char*>(w), 8));
   std::remove(path.c_str());
 }
+
+TEST_CASE("load rejects malformed header entries", "[serialize]") {
+  const std::string path = temp_path("entries");
+  auto write_header = [&](const std::string& h) {
+    std::string len(8, '\0');
+    for (int k = 0; k < 8; ++k) len[k] = static_cast<char>(h.size() >> (8 * k));
+    std::ofstream(path, std::ios::binary) << len << h << std::string(8, '\0');
+  };
+  write_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,-]}})");
+  require_throws<Error>([&] { load(path); }, "malformed data_offsets");
+  write_header(R"({"x":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})");
+  require_throws<Error>([&] { load(path); }, "unsupported dtype C64");
+  write_header(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})");
+  require_throws<Error>([&] { load(path); }, "needs 12");
+  write_header(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"y":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}})");
+  require_throws<Error>([&] { load(path); }, "overlap");
+  write_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})");
+  REQUIRE(load(path).size() == 1);  // a plain safetensors file without ember metadata
+  std::remove(path.c_str());
+}
