@@ -28,3 +28,8 @@
 #include <ember/core/tensor.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
+#include <ember/nn/functional.h>
+#include <ember/nn/layers.h>
+#include <ember/nn/module.h>
+#include <ember/nn/serialize.h>
+#include <ember/optim/optimizer.h>

@@ -50,6 +50,7 @@ prefix=$(cd /tmp && "$python" -c 'import ember; print(ember.cmake_prefix_path)')
 cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build build/example
 build/example/autograd_demo || fail "examples/cpp/autograd_demo"
+build/example/digits_mlp || fail "examples/cpp/digits_mlp (needs >= 95% test accuracy)"
 
 step "Python demo, short run (examples/demo.py --steps 40)"
 "$python" examples/demo.py --steps 40 --log-every 20 || fail "examples/demo.py"
