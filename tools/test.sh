@@ -5,7 +5,8 @@
 #   2. the Python tests (pytest, tests/python) against the installed package,
 #   3. the C++ example (examples/cpp) built against the installed package
 #      through find_package(ember),
-#   4. a short run of the Python demo (examples/demo.py).
+#   4. short runs of the Python examples (examples/demo.py, examples/mnist.py
+#      with a checkpoint and a resume).
 # Exits non-zero as soon as anything fails or a suite finds no tests.
 # Environment: MAX_JOBS, EMBER_CMAKE_ARGS (also passed to the C++ test build).
 set -euo pipefail
@@ -54,5 +55,13 @@ build/example/digits_mlp || fail "examples/cpp/digits_mlp (needs >= 95% test acc
 
 step "Python demo, short run (examples/demo.py --steps 40)"
 "$python" examples/demo.py --steps 40 --log-every 20 || fail "examples/demo.py"
+
+step "MNIST example, short run with a checkpoint and a resume (examples/mnist.py --limit 640)"
+ckpt=build/mnist-smoke.safetensors
+rm -f "$ckpt"
+"$python" examples/mnist.py --epochs 1 --limit 640 --checkpoint "$ckpt" || fail "examples/mnist.py"
+"$python" examples/mnist.py --epochs 2 --limit 640 --checkpoint "$ckpt" --resume | tee build/mnist-resume.log \
+  || fail "examples/mnist.py --resume"
+grep -q "resumed from" build/mnist-resume.log || fail "examples/mnist.py --resume did not resume"
 
 step "all tests passed"
