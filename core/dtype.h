@@ -80,4 +80,16 @@ decltype(auto) dispatch_math(DType t, const char* op, F&& f) {
   throw TypeError(str(op, ": no CPU kernel for dtype ", dtype_name(t)));
 }
 
+// Like dispatch, for kernels written for float32 and float64 only (front-ends
+// compute half types in float32 before calling them).
+template <class F>
+decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::Float32: return f(TypeTag<float>{});
+    case DType::Float64: return f(TypeTag<double>{});
+    default: break;
+  }
+  throw TypeError(str(op, ": CPU kernel expects float32 or float64, got ", dtype_name(t)));
+}
+
 }  // namespace ember

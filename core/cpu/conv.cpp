@@ -246,26 +246,24 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
   }
 }
 
-template <class F>
-void float_dispatch(DType t, const char* op, F&& f) {
-  if (t == DType::Float32) return f(float{});
-  if (t == DType::Float64) return f(double{});
-  throw Error(str(op, ": CPU kernel not implemented for ", dtype_name(t)));
-}
-
 }  // namespace
 
 void conv2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const ConvGeom& g) {
-  float_dispatch(out.dtype(), "conv2d", [&](auto v) { conv2d_impl<decltype(v)>(out, x, w, bias, g); });
+  dispatch_floating(out.dtype(), "conv2d", [&](auto tag) {
+    conv2d_impl<typename decltype(tag)::type>(out, x, w, bias, g);
+  });
 }
 
 void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const ConvGeom& g) {
-  float_dispatch(out.dtype(), "conv_transpose2d",
-                 [&](auto v) { conv_transpose2d_impl<decltype(v)>(out, x, w, bias, g); });
+  dispatch_floating(out.dtype(), "conv_transpose2d", [&](auto tag) {
+    conv_transpose2d_impl<typename decltype(tag)::type>(out, x, w, bias, g);
+  });
 }
 
 void conv2d_weight(Tensor& gw, const Tensor& x, const Tensor& gy, const ConvGeom& g) {
-  float_dispatch(gw.dtype(), "conv2d", [&](auto v) { conv2d_weight_impl<decltype(v)>(gw, x, gy, g); });
+  dispatch_floating(gw.dtype(), "conv2d", [&](auto tag) {
+    conv2d_weight_impl<typename decltype(tag)::type>(gw, x, gy, g);
+  });
 }
 
 }  // namespace ember::cpu

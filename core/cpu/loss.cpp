@@ -16,13 +16,6 @@ namespace ember::cpu {
 
 namespace {
 
-template <class F>
-void dispatch_float(DType t, const char* op, const F& f) {
-  if (t == DType::Float32) f(float{});
-  else if (t == DType::Float64) f(double{});
-  else throw Error(str(op, ": kernel expects float32 or float64, got ", dtype_name(t)));
-}
-
 inline float exp_of(float x) { return fast::exp(x); }  // vectorizes, < 1 ulp
 inline double exp_of(double x) { return std::exp(x); }
 
@@ -76,8 +69,8 @@ int64_t position_grain(int64_t classes) { return std::max<int64_t>(1, kElementwi
 void cross_entropy_forward(Tensor& loss, Tensor& wt, Tensor& lse, const Tensor& x, const Tensor& target,
                            const Tensor& weight, int64_t ignore_index, int64_t outer, int64_t classes,
                            int64_t inner) {
-  dispatch_float(x.dtype(), "cross_entropy", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "cross_entropy", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
     const int64_t* tp = target.data<int64_t>();
     const T* wp = weight.defined() ? weight.data<T>() : nullptr;
@@ -107,8 +100,8 @@ void cross_entropy_forward(Tensor& loss, Tensor& wt, Tensor& lse, const Tensor& 
 void cross_entropy_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, const Tensor& lse, const Tensor& x,
                             const Tensor& target, int64_t ignore_index, int64_t outer, int64_t classes,
                             int64_t inner) {
-  dispatch_float(x.dtype(), "cross_entropy_backward", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "cross_entropy_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
     const int64_t* tp = target.data<int64_t>();
     const T* gp = gl.data<T>();

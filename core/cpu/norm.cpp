@@ -14,13 +14,6 @@ namespace ember::cpu {
 
 namespace {
 
-template <class F>
-void dispatch_float(DType t, const char* op, const F& f) {
-  if (t == DType::Float32) f(float{});
-  else if (t == DType::Float64) f(double{});
-  else throw Error(str(op, ": kernel expects float32 or float64, got ", dtype_name(t)));
-}
-
 // Grain in rows so a chunk has roughly kElementwiseGrain elements.
 int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(cols, 1)); }
 
@@ -28,8 +21,8 @@ int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kElementwiseGrain 
 
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,
               int64_t rows, int64_t cols, double eps, bool rms) {
-  dispatch_float(x.dtype(), "row_norm", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "row_norm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
     T* op = out.data<T>();
     T* mp = rms ? nullptr : mean.data<T>();
@@ -69,8 +62,8 @@ void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Te
 }
 
 void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner) {
-  dispatch_float(x.dtype(), "channel_moments", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "channel_moments", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
     T* mp = mean.data<T>();
     T* vp = var.data<T>();
@@ -101,8 +94,8 @@ void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int6
 
 void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Tensor& shift, int64_t n, int64_t c,
                     int64_t inner) {
-  dispatch_float(x.dtype(), "channel_affine", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "channel_affine", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xp = x.data<T>();
     T* op = out.data<T>();
     const T* sp = scale.data<T>();
@@ -121,8 +114,8 @@ void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Ten
 void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const Tensor& g, const Tensor& x,
                            const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c,
                            int64_t inner, bool batch_stats) {
-  dispatch_float(x.dtype(), "channel_norm_backward", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_floating(x.dtype(), "channel_norm_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* gp = g.data<T>();
     const T* xp = x.data<T>();
     const T* mp = mean.data<T>();

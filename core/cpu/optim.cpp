@@ -15,16 +15,6 @@
 namespace ember::cpu {
 namespace {
 
-// Runs body(TypeTag<T>) for the dtype of `t` (float32 or float64 only).
-template <class F>
-void dispatch_float(const Tensor& t, const char* op, F&& body) {
-  switch (t.dtype()) {
-    case DType::Float32: return body(TypeTag<float>{});
-    case DType::Float64: return body(TypeTag<double>{});
-    default: throw TypeError(str(op, ": no CPU kernel for dtype ", dtype_name(t.dtype())));
-  }
-}
-
 template <class T>
 T* ptr(const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
 
@@ -138,7 +128,7 @@ void sgd(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
          const std::vector<Tensor>& momentum_buffers, const std::vector<bool>& init_buffer,
          const SgdOptions& o) {
   for (size_t i = 0; i < params.size(); ++i) {
-    dispatch_float(params[i], "sgd", [&](auto tag) {
+    dispatch_floating(params[i].dtype(), "sgd", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = ptr<T>(params[i]);
       const T* g = ptr<T>(grads[i]);
@@ -161,7 +151,7 @@ void adam(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
           const std::vector<Tensor>& max_exp_avg_sqs, const std::vector<double>& step,
           const AdamOptions& o) {
   for (size_t i = 0; i < params.size(); ++i) {
-    dispatch_float(params[i], o.decoupled_weight_decay ? "adamw" : "adam", [&](auto tag) {
+    dispatch_floating(params[i].dtype(), o.decoupled_weight_decay ? "adamw" : "adam", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = ptr<T>(params[i]);
       const T* g = ptr<T>(grads[i]);
@@ -187,7 +177,7 @@ void rmsprop(const std::vector<Tensor>& params, const std::vector<Tensor>& grads
              const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
              const std::vector<Tensor>& momentum_buffers, const RmspropOptions& o) {
   for (size_t i = 0; i < params.size(); ++i) {
-    dispatch_float(params[i], "rmsprop", [&](auto tag) {
+    dispatch_floating(params[i].dtype(), "rmsprop", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = ptr<T>(params[i]);
       const T* g = ptr<T>(grads[i]);
@@ -210,7 +200,7 @@ void adagrad(const std::vector<Tensor>& params, const std::vector<Tensor>& grads
              const std::vector<Tensor>& state_sums, const std::vector<double>& step,
              const AdagradOptions& o) {
   for (size_t i = 0; i < params.size(); ++i) {
-    dispatch_float(params[i], "adagrad", [&](auto tag) {
+    dispatch_floating(params[i].dtype(), "adagrad", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = ptr<T>(params[i]);
       const T* g = ptr<T>(grads[i]);

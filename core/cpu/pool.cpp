@@ -195,25 +195,24 @@ void avg_backward_impl(Tensor& gx, const Tensor& gy, const PoolGeom& g) {
   });
 }
 
-template <class F>
-void float_dispatch(DType t, const char* op, F&& f) {
-  if (t == DType::Float32) return f(float{});
-  if (t == DType::Float64) return f(double{});
-  throw Error(str(op, ": CPU kernel not implemented for ", dtype_name(t)));
-}
-
 }  // namespace
 
 void max_pool2d(Tensor& out, Tensor& indices, const Tensor& x, const PoolGeom& g) {
-  float_dispatch(x.dtype(), "max_pool2d", [&](auto v) { max_impl<decltype(v)>(out, indices, x, g); });
+  dispatch_floating(x.dtype(), "max_pool2d", [&](auto tag) {
+    max_impl<typename decltype(tag)::type>(out, indices, x, g);
+  });
 }
 
 void avg_pool2d(Tensor& out, const Tensor& x, const PoolGeom& g) {
-  float_dispatch(x.dtype(), "avg_pool2d", [&](auto v) { avg_impl<decltype(v)>(out, x, g); });
+  dispatch_floating(x.dtype(), "avg_pool2d", [&](auto tag) {
+    avg_impl<typename decltype(tag)::type>(out, x, g);
+  });
 }
 
 void avg_pool2d_backward(Tensor& gx, const Tensor& gy, const PoolGeom& g) {
-  float_dispatch(gy.dtype(), "avg_pool2d", [&](auto v) { avg_backward_impl<decltype(v)>(gx, gy, g); });
+  dispatch_floating(gy.dtype(), "avg_pool2d", [&](auto tag) {
+    avg_backward_impl<typename decltype(tag)::type>(gx, gy, g);
+  });
 }
 
 }  // namespace ember::cpu
