@@ -29,7 +29,9 @@
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
 #include <ember/nn/functional.h>
+#include <ember/nn/conv_layers.h>
 #include <ember/nn/layers.h>
 #include <ember/nn/module.h>
+#include <ember/nn/norm_layers.h>
 #include <ember/nn/serialize.h>
 #include <ember/optim/optimizer.h>

@@ -122,4 +122,68 @@ void Adam::step() {
   scatter(max_exp_avg_sqs_, vmax, idx);
 }
 
+RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions o)
+    : Optimizer(std::move(params)),
+      options(o),
+      square_avgs_(params_.size()),
+      grad_avgs_(params_.size()),
+      momentum_buffers_(params_.size()),
+      steps_(params_.size()) {
+  EMBER_CHECK(o.lr >= 0, ValueError, "RMSprop: invalid learning rate: ", o.lr);
+  EMBER_CHECK(o.eps >= 0, ValueError, "RMSprop: invalid epsilon value: ", o.eps);
+  EMBER_CHECK(o.momentum >= 0, ValueError, "RMSprop: invalid momentum value: ", o.momentum);
+  EMBER_CHECK(o.weight_decay >= 0, ValueError, "RMSprop: invalid weight_decay value: ", o.weight_decay);
+  EMBER_CHECK(o.alpha >= 0, ValueError, "RMSprop: invalid alpha value: ", o.alpha);
+}
+
+void RMSprop::step() {
+  std::vector<Tensor> params, grads;
+  const auto idx = with_grad(params, grads);
+  if (idx.empty()) return;
+  for (size_t i : idx)
+    if (!steps_[i].defined()) steps_[i] = zeros({}, DType::Float32);
+  std::vector<Tensor> sq = gather(square_avgs_, idx), ga = gather(grad_avgs_, idx),
+                      buf = gather(momentum_buffers_, idx), steps = gather(steps_, idx);
+  ember::RmspropOptions o;
+  o.lr = options.lr;
+  o.alpha = options.alpha;
+  o.eps = options.eps;
+  o.weight_decay = options.weight_decay;
+  o.momentum = options.momentum;
+  o.centered = options.centered;
+  o.maximize = options.maximize;
+  rmsprop_(params, grads, sq, ga, buf, steps, o);
+  scatter(square_avgs_, sq, idx);
+  scatter(grad_avgs_, ga, idx);
+  scatter(momentum_buffers_, buf, idx);
+}
+
+Adagrad::Adagrad(std::vector<Tensor> params, AdagradOptions o)
+    : Optimizer(std::move(params)), options(o), state_sums_(params_.size()), steps_(params_.size()) {
+  EMBER_CHECK(o.lr >= 0, ValueError, "Adagrad: invalid learning rate: ", o.lr);
+  EMBER_CHECK(o.lr_decay >= 0, ValueError, "Adagrad: invalid lr_decay value: ", o.lr_decay);
+  EMBER_CHECK(o.weight_decay >= 0, ValueError, "Adagrad: invalid weight_decay value: ", o.weight_decay);
+  EMBER_CHECK(o.initial_accumulator_value >= 0, ValueError, "Adagrad: invalid initial_accumulator_value value: ",
+              o.initial_accumulator_value);
+  EMBER_CHECK(o.eps >= 0, ValueError, "Adagrad: invalid epsilon value: ", o.eps);
+}
+
+void Adagrad::step() {
+  std::vector<Tensor> params, grads;
+  const auto idx = with_grad(params, grads);
+  if (idx.empty()) return;
+  for (size_t i : idx)
+    if (!steps_[i].defined()) steps_[i] = zeros({}, DType::Float32);
+  std::vector<Tensor> sums = gather(state_sums_, idx), steps = gather(steps_, idx);
+  ember::AdagradOptions o;
+  o.lr = options.lr;
+  o.lr_decay = options.lr_decay;
+  o.weight_decay = options.weight_decay;
+  o.initial_accumulator_value = options.initial_accumulator_value;
+  o.eps = options.eps;
+  o.maximize = options.maximize;
+  adagrad_(params, grads, sums, steps, o);
+  scatter(state_sums_, sums, idx);
+}
+
 }  // namespace ember::optim

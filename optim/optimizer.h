@@ -77,4 +77,36 @@ class AdamW : public Adam {
   AdamW(std::vector<Tensor> params, AdamWOptions options) : Adam(std::move(params), options, true) {}
 };
 
+struct RMSpropOptions {
+  RMSpropOptions(double lr = 1e-2) : lr(lr) {}  // NOLINT
+  double lr, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0;
+  bool centered = false, maximize = false;
+};
+
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Tensor> params, RMSpropOptions options);
+  void step() override;
+  RMSpropOptions options;
+
+ private:
+  std::vector<Tensor> square_avgs_, grad_avgs_, momentum_buffers_, steps_;
+};
+
+struct AdagradOptions {
+  AdagradOptions(double lr = 1e-2) : lr(lr) {}  // NOLINT
+  double lr, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10;
+  bool maximize = false;
+};
+
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(std::vector<Tensor> params, AdagradOptions options);
+  void step() override;
+  AdagradOptions options;
+
+ private:
+  std::vector<Tensor> state_sums_, steps_;
+};
+
 }  // namespace ember::optim
