@@ -2,6 +2,7 @@
 // the RMSprop / Adagrad optimizers: shapes, PyTorch's state_dict key names and
 // init, BatchNorm's running statistics, steps against hand computations.
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "util.h"
@@ -239,4 +240,25 @@ TEST_CASE("A tiny CNN trains: Conv2d, ReLU, MaxPool2d, Flatten, Linear", "[nn_la
     (i == 0 ? first : last) = loss.item().to_double();
   }
   REQUIRE(last < first * 0.9);
+}
+
+TEST_CASE("BatchNorm's buffers survive a checkpoint and a dtype cast", "[nn_layers]") {
+  manual_seed(0);
+  nn::BatchNorm2d a(3), b(3);
+  a.forward(randn({4, 3, 2, 2}));
+  a.forward(randn({4, 3, 2, 2}));
+  const std::string path = "/tmp/ember_test_nn_layers_bn.safetensors";
+  save(a, path);
+  load(b, path);
+  std::remove(path.c_str());
+  REQUIRE(b.num_batches_tracked.item().to_int() == 2);
+  require_values(b.running_mean, to_vector(a.running_mean));
+  require_values(b.running_var, to_vector(a.running_var));
+
+  b.to(DType::Float64);
+  REQUIRE(b.running_mean.dtype() == DType::Float64);
+  REQUIRE(b.weight.dtype() == DType::Float64);
+  REQUIRE(b.num_batches_tracked.dtype() == DType::Int64);  // an integer buffer keeps its dtype
+  REQUIRE(b.forward(randn({2, 3, 2, 2}, DType::Float64)).dtype() == DType::Float64);
+  REQUIRE(b.num_batches_tracked.item().to_int() == 3);
 }
