@@ -122,6 +122,15 @@ CASES = [
            [[(3, 4)]], dtypes=_F, rtol=1e-4),
     OpCase("pad", lambda x: F.pad(x, (1, 2, 0, 1)), lambda a: np.pad(a, [(0, 0)] * (a.ndim - 2) + [(0, 1), (1, 2)]),
            [[(3, 4)], [(2, 3, 4)]], dtypes=_F),
+    OpCase("pad_reflect", lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
+           lambda a: np.pad(a, [(0, 0)] * (a.ndim - 2) + [(1, 2), (2, 1)], mode="reflect"),
+           [[(4, 5)], [(2, 3, 4)]], dtypes=_F),
+    OpCase("pad_replicate", lambda x: F.pad(x, (0, 3, 2, 1), mode="replicate"),
+           lambda a: np.pad(a, [(0, 0)] * (a.ndim - 2) + [(2, 1), (0, 3)], mode="edge"),
+           [[(3, 4)], [(2, 1, 2)]], dtypes=_F),
+    OpCase("pad_circular", lambda x: F.pad(x, (3, 1), mode="circular"),
+           lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(3, 1)], mode="wrap"),
+           [[(2, 4)], [(2, 3, 3)]], dtypes=_F),
     OpCase("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), _np_sdpa,
            [[(2, 3, 4), (2, 5, 4), (2, 5, 2)], [(4, 3), (4, 3), (4, 3)]], dtypes=_F, rtol=1e-4, atol=1e-5),
 ]
@@ -242,6 +251,20 @@ def test_pad_constant():
     assert gradcheck(lambda t: F.pad(t, (1, 1, 2, 0)), [t64(x, True)])
     with pytest.raises(ValueError):
         F.pad(t64(x), (1,))
+
+
+def test_pad_modes_errors():
+    x = t64(arr(2, 3, 4))
+    with pytest.raises(ValueError, match="reflect"):
+        F.pad(x, (4, 0), mode="reflect")  # must be smaller than the size
+    with pytest.raises(ValueError, match="circular"):
+        F.pad(x, (0, 5), mode="circular")
+    with pytest.raises(ValueError, match="negative padding"):
+        F.pad(x, (-1, 0), mode="replicate")
+    with pytest.raises(ValueError, match="value"):
+        F.pad(x, (1, 1), mode="reflect", value=2.0)
+    with pytest.raises(NotImplementedError, match="mode 'zeros'"):
+        F.pad(x, (1, 1), mode="zeros")
 
 
 def _np_softmax(x):

@@ -127,20 +127,55 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / denom.expand_as(input)
 
 
+def _edge_pieces(x, dim, left, right, mode):
+    """The slices of x that reflect / replicate / circular padding puts
+    before and after it along `dim`."""
+    n = x.shape[dim]
+    if mode == "reflect":
+        if left >= n or right >= n:
+            raise ValueError(f"pad: padding ({left}, {right}) should be less than the input size {n} "
+                             f"of dimension {dim} for mode 'reflect'")
+        return x.narrow(dim, 1, left).flip(dim), x.narrow(dim, n - 1 - right, right).flip(dim)
+    if mode == "replicate":
+        if n == 0:
+            raise ValueError(f"pad: cannot replicate-pad the empty dimension {dim}")
+        def edge(start, width):
+            shape = list(x.shape)
+            shape[dim] = width
+            return x.narrow(dim, start, 1).expand(*shape)
+        return edge(0, left), edge(n - 1, right)
+    if left > n or right > n:
+        raise ValueError(f"pad: padding ({left}, {right}) should be at most the input size {n} "
+                         f"of dimension {dim} for mode 'circular'")
+    return x.narrow(dim, n - left, left), x.narrow(dim, 0, right)
+
+
 def pad(input, pad, mode="constant", value=None):
+    """Pads the last len(pad) // 2 dimensions: pad lists (left, right) pairs
+    from the last dimension backwards. Modes: constant (value, default 0;
+    negative widths crop), reflect, replicate, circular."""
     if len(pad) % 2 != 0:
         raise ValueError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
         raise ValueError("Padding length should be less than or equal to two times the input dimension "
                          f"but got padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode '{mode}' is not implemented "
+                                  "(constant, reflect, replicate and circular are)")
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode '{mode}' is not implemented (only 'constant')")
+        if value:
+            raise ValueError(f"pad: padding mode '{mode}' doesn't take in value argument")
+        if any(p < 0 for p in pad):
+            raise ValueError(f"pad: negative padding is only supported for mode 'constant', got {tuple(pad)}")
     value = 0.0 if value is None else value
     out = input
-    # pad lists (left, right) pairs starting from the last dimension.
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         left, right = pad[2 * i], pad[2 * i + 1]
+        if mode != "constant":
+            before, after = _edge_pieces(out, dim, left, right, mode)
+            out = ember.cat([before, out, after], dim)
+            continue
         if left < 0:
             out = out.narrow(dim, -left, out.shape[dim] + left)
             left = 0
