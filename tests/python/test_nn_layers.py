@@ -645,3 +645,23 @@ def test_kl_div_loss():
           rtol=1e-9)
     close(nn.KLDivLoss(reduction="sum", log_target=True)(t64(logq), t64(np.log(p))),
           (p * (np.log(p) - logq)).sum(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")])
+def test_conv_padding_modes(mode, np_mode):
+    ember.manual_seed(0)
+    conv = nn.Conv2d(2, 3, 3, padding=(1, 2), padding_mode=mode).double()
+    plain = nn.Conv2d(2, 3, 3).double()  # padding 0, same weights
+    plain.load_state_dict(conv.state_dict())
+    x = arr(2, 2, 5, 6)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (2, 2)), mode=np_mode)
+    close(conv(t64(x)), plain(t64(padded)).detach().numpy())
+    assert "padding_mode=" + mode in repr(conv)
+    assert gradcheck(lambda t: conv(t), [t64(arr(1, 2, 4, 5), True)])
+
+
+def test_conv_padding_mode_errors():
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(1, 1, 3, padding_mode="mirror")
+    with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+        nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")

@@ -12,6 +12,10 @@ def _tuple(x, n):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
 
+# Conv padding_mode -> F.pad mode.
+_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "replicate", "circular": "circular"}
+
+
 class _ConvNd(Module):
     _n = 2
     _transposed = False
@@ -31,8 +35,10 @@ class _ConvNd(Module):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
             if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode '{padding_mode}' is not implemented")
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(f"padding_mode must be one of {tuple(_PAD_MODES)}, but got padding_mode='{padding_mode}'")
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _tuple(kernel_size, n)
@@ -63,19 +69,22 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def _padded(self, input):
-        """(input, numeric padding): 'valid' is 0; 'same' pads dilation*(k-1) in total per dimension, the odd
-        extra on the right/bottom as torch does, explicitly via F.pad when it is not symmetric."""
-        if not isinstance(self.padding, str):
-            return input, self.padding
+        """(input, numeric padding) for the conv op. 'valid' is 0; 'same' pads dilation*(k-1) in total per
+        dimension, the odd extra on the right/bottom as torch does. Padding the op cannot do itself (uneven
+        'same', or a padding_mode other than zeros) is applied with F.pad, and the op then pads nothing."""
         if self.padding == "valid":
-            return input, (0,) * self._n
-        totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-        if all(t % 2 == 0 for t in totals):
-            return input, tuple(t // 2 for t in totals)
+            pairs = [(0, 0)] * self._n
+        elif self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(t // 2, t - t // 2) for t in totals]
+        else:
+            pairs = [(p, p) for p in self.padding]
+        if self.padding_mode == "zeros" and all(left == right for left, right in pairs):
+            return input, tuple(left for left, _ in pairs)
         pads = []
-        for t in reversed(totals):  # F.pad lists the last dimension first
-            pads += [t // 2, t - t // 2]
-        return F.pad(input, pads), (0,) * self._n
+        for left, right in reversed(pairs):  # F.pad lists the last dimension first
+            pads += [left, right]
+        return F.pad(input, pads, mode=_PAD_MODES[self.padding_mode]), (0,) * self._n
 
     def extra_repr(self):
         n = self._n
