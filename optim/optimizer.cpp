@@ -41,6 +41,12 @@ std::vector<size_t> Optimizer::with_grad(std::vector<Tensor>& params, std::vecto
 }
 
 namespace {
+// Step counters (0-d float32, as in Python's state) for params stepped for the first time.
+void start_step_counters(std::vector<Tensor>& steps, const std::vector<size_t>& idx) {
+  for (size_t i : idx)
+    if (!steps[i].defined()) steps[i] = zeros({}, DType::Float32);
+}
+
 // The multi-tensor calls take state lists parallel to their params: gather
 // the state of the parameters stepped now, then store what the call created.
 std::vector<Tensor> gather(const std::vector<Tensor>& state, const std::vector<size_t>& idx) {
@@ -103,8 +109,7 @@ void Adam::step() {
   std::vector<Tensor> params, grads;
   const auto idx = with_grad(params, grads);
   if (idx.empty()) return;
-  for (size_t i : idx)
-    if (!steps_[i].defined()) steps_[i] = zeros({}, DType::Float32);
+  start_step_counters(steps_, idx);
   std::vector<Tensor> m = gather(exp_avgs_, idx), v = gather(exp_avg_sqs_, idx),
                       vmax = gather(max_exp_avg_sqs_, idx), steps = gather(steps_, idx);
   ember::AdamOptions o;
@@ -140,8 +145,7 @@ void RMSprop::step() {
   std::vector<Tensor> params, grads;
   const auto idx = with_grad(params, grads);
   if (idx.empty()) return;
-  for (size_t i : idx)
-    if (!steps_[i].defined()) steps_[i] = zeros({}, DType::Float32);
+  start_step_counters(steps_, idx);
   std::vector<Tensor> sq = gather(square_avgs_, idx), ga = gather(grad_avgs_, idx),
                       buf = gather(momentum_buffers_, idx), steps = gather(steps_, idx);
   ember::RmspropOptions o;
@@ -172,8 +176,7 @@ void Adagrad::step() {
   std::vector<Tensor> params, grads;
   const auto idx = with_grad(params, grads);
   if (idx.empty()) return;
-  for (size_t i : idx)
-    if (!steps_[i].defined()) steps_[i] = zeros({}, DType::Float32);
+  start_step_counters(steps_, idx);
   std::vector<Tensor> sums = gather(state_sums_, idx), steps = gather(steps_, idx);
   ember::AdagradOptions o;
   o.lr = options.lr;

@@ -2,7 +2,7 @@
 initial accumulator value. As in torch, state is created in the constructor."""
 import ember
 
-from .optimizer import Optimizer, _group_with_grads
+from .optimizer import Optimizer, _group_with_grads, _new_step
 
 
 class Adagrad(Optimizer):
@@ -29,7 +29,7 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         if "sum" not in state:
-            state["step"] = ember.tensor(0.0, dtype=ember.float32)
+            state["step"] = _new_step()
             state["sum"] = ember.full_like(p, float(group["initial_accumulator_value"]))
 
     def step(self, closure=None):

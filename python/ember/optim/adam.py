@@ -2,7 +2,7 @@
 amsgrad, maximize, bias correction with each parameter's own step count."""
 import ember
 
-from .optimizer import Optimizer, _group_with_grads, _new_step
+from .optimizer import Optimizer, _group_with_grads
 
 
 def _check_adam_args(lr, betas, eps, weight_decay):
@@ -32,13 +32,10 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._run_closure(closure)
         for group in self.param_groups:
-            params, grads, states = _group_with_grads(self, group)
+            params, grads, states = _group_with_grads(self, group, with_step=True)
             if not params:
                 continue
             amsgrad = bool(group["amsgrad"])
-            for s in states:
-                if "step" not in s:
-                    s["step"] = _new_step()
             beta1, beta2 = group["betas"]
             m1, m2, mx = ember._C._optim_adam(
                 params, grads, [s.get("exp_avg") for s in states], [s.get("exp_avg_sq") for s in states],

@@ -161,12 +161,17 @@ class Optimizer:
         return value.to(device=param.device, copy=True)
 
 
-def _group_with_grads(optimizer, group, with_state=True):
+def _group_with_grads(optimizer, group, with_state=True, with_step=False):
     """The params of `group` that have a gradient, their grads and (when
-    `with_state`, creating empty ones as torch does) their state dicts."""
+    `with_state`, creating empty ones as torch does) their state dicts; with
+    `with_step`, each state gets its step counter on first use."""
     params = [p for p in group["params"] if p.grad is not None]
     grads = [p.grad for p in params]
     states = [optimizer.state[p] for p in params] if with_state else [{} for _ in params]
+    if with_step:
+        for s in states:
+            if "step" not in s:
+                s["step"] = _new_step()
     return params, grads, states
 
 

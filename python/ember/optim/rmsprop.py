@@ -1,7 +1,7 @@
 """RMSprop (torch.optim.RMSprop): optional momentum and centering."""
 import ember
 
-from .optimizer import Optimizer, _group_with_grads, _new_step
+from .optimizer import Optimizer, _group_with_grads
 
 
 class RMSprop(Optimizer):
@@ -25,12 +25,9 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         loss = self._run_closure(closure)
         for group in self.param_groups:
-            params, grads, states = _group_with_grads(self, group)
+            params, grads, states = _group_with_grads(self, group, with_step=True)
             if not params:
                 continue
-            for s in states:
-                if "step" not in s:
-                    s["step"] = _new_step()
             centered, momentum = bool(group["centered"]), float(group["momentum"])
             sq, ga, buf = ember._C._optim_rmsprop(
                 params, grads, [s.get("square_avg") for s in states], [s.get("grad_avg") for s in states],
