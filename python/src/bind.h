@@ -81,9 +81,14 @@ void init_loss(py::module_& m);
 void init_nn_misc(py::module_& m);  // embedding, dropout
 void init_optim(py::module_& m);
 void init_cuda(py::module_& m);
+void init_distributed_store(py::module_& m);    // TCPStore, PrefixStore
+void init_distributed_pg(py::module_& m);       // ProcessGroup, Work, collectives
+void init_distributed_reducer(py::module_& m);  // DDP's gradient reducer
 
 // ember._C._nn: the kernels behind ember.nn.functional (as torch._C._nn),
 // bound there with torch.nn.functional's names and signatures.
 inline py::module_ nn_module(py::module_& m) { return m.attr("_nn").cast<py::module_>(); }
+// ember._C._distributed: what ember.distributed and DDP are built on.
+inline py::module_ distributed_module(py::module_& m) { return m.attr("_distributed").cast<py::module_>(); }
 
 }  // namespace ember::python

@@ -21,6 +21,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   m.def_submodule("_nn", "kernels behind ember.nn.functional");
+  m.def_submodule("_distributed", "stores, process groups and the DDP reducer behind ember.distributed");
   init_dtype(m);
   init_tensor(m);
   init_autograd(m);
@@ -42,6 +43,9 @@ PYBIND11_MODULE(_C, m) {
   init_nn_misc(m);
   init_optim(m);
   init_cuda(m);
+  init_distributed_store(m);
+  init_distributed_pg(m);
+  init_distributed_reducer(m);
 }
 
 }  // namespace ember::python
