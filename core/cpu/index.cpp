@@ -121,13 +121,16 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
   });
 }
 
-void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative) {
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative,
+                       RangeError kind) {
   const int64_t* p = index.data<int64_t>();
   const int64_t low = allow_negative ? -size : 0;
   strided_loop(index.shape(), {index.strides()}, [&](const int64_t* offs) {
     const int64_t v = p[offs[0]];
-    EMBER_CHECK(v >= low && v < size, IndexError, op, ": index ", v, " is out of bounds for dimension ", dim,
-                " with size ", size);
+    if (v >= low && v < size) return;
+    const std::string msg = str(op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+    if (kind == RangeError::Index) throw IndexError(msg);
+    throw Error(msg);
   });
 }
 

@@ -18,9 +18,12 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
 void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
                    const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,
                    bool accumulate);
-// Throws IndexError "<op>: index v is out of bounds for dimension dim with
-// size n" for the first value outside [0, n) ([-n, n) when allow_negative).
-void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative);
+// Throws "<op>: index v is out of bounds for dimension dim with size n" for
+// the first value outside [0, n) ([-n, n) when allow_negative): an IndexError,
+// or a RuntimeError for gather/scatter, where PyTorch raises that.
+enum class RangeError { Index, Runtime };
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative,
+                       RangeError kind = RangeError::Index);
 // Smallest and largest value of a non-empty int64 tensor.
 std::pair<int64_t, int64_t> min_max(const Tensor& index);
 int64_t count_nonzero(const Tensor& x);

@@ -34,8 +34,8 @@ bool common_op(UnaryOp op, const TensorIterator& it) {
       else map<T, T>(it, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
       return true;
     case UnaryOp::Sign:
-      // NaN stays NaN (numpy's rule; PyTorch returns 0 there).
-      map<T, T>(it, [](T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : x == T(0) ? T(0) : x; });
+      // NaN gives 0, as in PyTorch (numpy keeps NaN).
+      map<T, T>(it, [](T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
       return true;
     case UnaryOp::Square: map<T, T>(it, [](T x) { return static_cast<T>(x * x); }); return true;
     case UnaryOp::Relu: map<T, T>(it, [](T x) { return x > T(0) || is_nan(x) ? x : T(0); }); return true;

@@ -95,7 +95,7 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
   Tensor out = fresh_copy(self);
   if (i1.numel() == 0) return out;
   Tensor o1 = at_least_1d(out);
-  cpu::check_index_range(i1, s1.size(d), d, op, false);
+  cpu::check_index_range(i1, s1.size(d), d, op, false, cpu::RangeError::Runtime);
   const Tensor values = src.impl()->wrapped_number ? src.to(self.dtype()).expand(i1.shape())
                                                    : make_view(v1, i1.shape(), v1.strides(), v1.storage_offset());
   Tensor dst = restride(o1, i1.shape(), d);
@@ -130,7 +130,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   const Tensor x1 = at_least_1d(x), i1 = at_least_1d(index);
   const int64_t d = wrap_dim(dim, x1.dim(), "gather");
   check_scatter_gather_shapes("gather", d, x1, i1, nullptr);
-  cpu::check_index_range(i1, x1.size(d), d, "gather", false);
+  cpu::check_index_range(i1, x1.size(d), d, "gather", false, cpu::RangeError::Runtime);
   Tensor out = empty(index.shape(), x.dtype(), x.device());
   if (i1.numel() > 0) {
     Tensor o1 = at_least_1d(out);

@@ -172,8 +172,10 @@ Tensor arg_extreme(bool is_max, const Tensor& x, std::optional<int64_t> dim, boo
 Tensor logical(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
   const char* name = op == ReduceOp::All ? "all" : "any";
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
-  return run(name, x, r, compute_dtype(x.dtype()), DType::Bool,
-             [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) { cpu::reduce(op, o, in, a, b, c); });
+  Tensor out = run(name, x, r, compute_dtype(x.dtype()), DType::Bool,
+                   [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) { cpu::reduce(op, o, in, a, b, c); });
+  // PyTorch keeps uint8 for uint8 inputs (a legacy of its byte masks).
+  return x.dtype() == DType::UInt8 ? out.to(DType::UInt8) : out;
 }
 
 }  // namespace

@@ -89,6 +89,10 @@ CASES = [
            grad=False),
     OpCase("any_all", lambda x: ember.any(x), lambda a: np.any(a), [[(3, 4)], [()]],
            dtypes=(np.bool_, np.int32, np.float64), grad=False),
+    OpCase("any_uint8_keeps_dtype", lambda x: x.any(0), lambda a: np.any(a, 0).astype(np.uint8), [[(3, 4)]],
+           dtypes=(np.uint8,), grad=False),
+    OpCase("all_uint8_keeps_dtype", lambda x: x.all(), lambda a: np.uint8(np.all(a)), [[(3, 4)]],
+           dtypes=(np.uint8,), grad=False),
     OpCase("cumsum_dim0", lambda x: x.cumsum(0), lambda a: np.cumsum(a, 0), [[(3, 4)], [(5,)]], dtypes=F + INTS),
     OpCase("cumsum_negdim", lambda x: ember.cumsum(x, -1), lambda a: np.cumsum(a, -1), [[(2, 3, 4)]], dtypes=F),
 ]
