@@ -1,5 +1,6 @@
 """ember.distributed: process groups over gloo (CPU) and NCCL (GPU), as torch.distributed."""
 from ember import _C
+from ember._C._distributed import PrefixStore, Store, TCPStore
 
 _D = _C._distributed
 
