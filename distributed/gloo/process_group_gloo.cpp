@@ -217,7 +217,8 @@ void ProcessGroupGloo::fail(const CollectiveInfo& info, const std::string& what)
               "set EMBER_DISTRIBUTED_DEBUG=DETAIL to check that every rank calls the same collectives (gloo: ",
               what, ")");
   } else {
-    msg = str(where, " failed: a peer may have exited (gloo: ", what, ")");
+    msg = str(where, " failed (timeout ", options_.timeout.count(),
+              " ms): a peer closed its connection; it may have exited or crashed (gloo: ", what, ")");
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
