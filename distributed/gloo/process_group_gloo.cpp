@@ -196,16 +196,14 @@ ProcessGroupGloo::~ProcessGroupGloo() {
   }
 }
 
-CollectiveInfo ProcessGroupGloo::next(int kind, const Tensor* t) {
+CollectiveInfo ProcessGroupGloo::info_for(int kind, const Tensor* t) {
   CollectiveInfo info;
   info.kind = kind;
   if (t) {
     info.dtype = static_cast<int>(t->dtype());
     info.numel = t->numel();
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  info.seq = seq_++;
-  return info;
+  return info;  // enqueue() numbers it
 }
 
 void ProcessGroupGloo::fail(const CollectiveInfo& info, const std::string& what) {
@@ -229,6 +227,10 @@ void ProcessGroupGloo::fail(const CollectiveInfo& info, const std::string& what)
 
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(CollectiveInfo info, std::vector<Tensor> keep,
                                                 std::function<void(const CollectiveInfo&)> body) {
+  // Numbering and queueing under one lock: collectives issued concurrently
+  // from several threads still run in the order of their numbers.
+  std::lock_guard<std::mutex> issue(issue_mu_);
+  info.seq = seq_++;
   return queue_.push([this, info, keep = std::move(keep), body = std::move(body)] {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -282,7 +284,7 @@ void ProcessGroupGloo::check_fingerprints(const CollectiveInfo& info) {
 std::shared_ptr<Work> ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op) {
   check_cpu(tensor, "all_reduce");
   check_reducible(tensor.dtype(), op, "all_reduce");
-  CollectiveInfo info = next(kAllReduce, &tensor);
+  CollectiveInfo info = info_for(kAllReduce, &tensor);
   info.reduce = static_cast<int>(op);
   Tensor buf = staged(tensor);
   return enqueue(info, {tensor, buf}, [this, tensor, buf, op](const CollectiveInfo& info) {
@@ -307,7 +309,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op) 
 std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
   check_cpu(tensor, "broadcast");
   check_root(root, size_, "broadcast");
-  CollectiveInfo info = next(kBroadcast, &tensor);
+  CollectiveInfo info = info_for(kBroadcast, &tensor);
   info.root = root;
   Tensor buf = staged(tensor);
   return enqueue(info, {tensor, buf}, [this, tensor, buf, root](const CollectiveInfo& info) {
@@ -327,7 +329,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceO
   check_cpu(tensor, "reduce");
   check_root(root, size_, "reduce");
   check_reducible(tensor.dtype(), op, "reduce");
-  CollectiveInfo info = next(kReduce, &tensor);
+  CollectiveInfo info = info_for(kReduce, &tensor);
   info.root = root;
   info.reduce = static_cast<int>(op);
   Tensor in = staged(tensor);
@@ -358,7 +360,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceO
 std::shared_ptr<Work> ProcessGroupGloo::all_gather(std::vector<Tensor>& outputs, const Tensor& input) {
   check_cpu(input, "all_gather");
   check_list(outputs, input, size_, "all_gather", "output tensors");
-  CollectiveInfo info = next(kAllGather, &input);
+  CollectiveInfo info = info_for(kAllGather, &input);
   Tensor in = staged(input);
   Tensor gathered = empty({size_ * input.numel()}, input.dtype());
   std::vector<Tensor> keep = outputs;
@@ -384,7 +386,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_into_tensor(Tensor& output, c
               " but the input is ", dtype_name(input.dtype()));
   EMBER_CHECK(output.numel() == size_ * input.numel(), ValueError, op, ": output of shape ", output.shape_str(),
               " should hold world_size (", size_, ") times the input of shape ", input.shape_str());
-  CollectiveInfo info = next(kAllGatherInto, &input);
+  CollectiveInfo info = info_for(kAllGatherInto, &input);
   Tensor in = staged(input);
   Tensor out = staged(output);
   return enqueue(info, {output, in, out}, [this, output, in, out](const CollectiveInfo& info) {
@@ -409,7 +411,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, co
               " but the input is ", dtype_name(input.dtype()));
   EMBER_CHECK(input.numel() == size_ * output.numel(), ValueError, name, ": input of shape ", input.shape_str(),
               " should hold world_size (", size_, ") times the output of shape ", output.shape_str());
-  CollectiveInfo info = next(kReduceScatter, &input);
+  CollectiveInfo info = info_for(kReduceScatter, &input);
   info.reduce = static_cast<int>(op);
   Tensor buf;
   {
@@ -439,7 +441,7 @@ std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<Tensor>& outputs, con
   check_cpu(input, "gather");
   check_root(root, size_, "gather");
   if (rank_ == root) check_list(outputs, input, size_, "gather", "output tensors");
-  CollectiveInfo info = next(kGather, &input);
+  CollectiveInfo info = info_for(kGather, &input);
   info.root = root;
   Tensor in = staged(input);
   Tensor gathered = rank_ == root ? empty({size_ * input.numel()}, input.dtype()) : Tensor();
@@ -465,7 +467,7 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter(Tensor& output, const std::vecto
   check_cpu(output, "scatter");
   check_root(root, size_, "scatter");
   if (rank_ == root) check_list(inputs, output, size_, "scatter", "input tensors");
-  CollectiveInfo info = next(kScatter, &output);
+  CollectiveInfo info = info_for(kScatter, &output);
   info.root = root;
   Tensor out = staged(output);
   std::vector<Tensor> ins;
@@ -492,7 +494,7 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter(Tensor& output, const std::vecto
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::barrier() {
-  CollectiveInfo info = next(kBarrier);
+  CollectiveInfo info = info_for(kBarrier);
   return enqueue(info, {}, [this](const CollectiveInfo& info) {
     gloo::BarrierOptions o(context_);
     o.setTag(info.tag());

@@ -74,13 +74,14 @@ class ProcessGroupGloo : public ProcessGroup {
   void check_fingerprints(const CollectiveInfo& info);
   [[noreturn]] void fail(const CollectiveInfo& info, const std::string& what);
   std::shared_ptr<Work> point_to_point(bool is_send, Tensor tensor, Tensor staged, int peer, int tag);
-  CollectiveInfo next(int kind, const Tensor* t = nullptr);
+  CollectiveInfo info_for(int kind, const Tensor* t = nullptr);  // all but seq
 
   ProcessGroupOptions options_;
   std::shared_ptr<gloo::Context> context_;
   bool debug_detail_ = false;
-  int64_t seq_ = 0;               // next collective's sequence number (calling threads)
-  std::mutex mu_;                 // guards seq_, broken_, graveyard_, p2p_
+  std::mutex issue_mu_;           // guards seq_ and the order of queue_
+  int64_t seq_ = 0;               // next collective's sequence number
+  std::mutex mu_;                 // guards broken_, graveyard_, p2p_
   std::string broken_;            // first failure's message
   std::vector<Tensor> graveyard_; // buffers of failed collectives
   struct PendingP2P;

@@ -169,14 +169,17 @@ WORKER = textwrap.dedent(r'''
         check(x, [world], "all_reduce after argument errors")
 
     def early_exit():
+        # a short timeout on a group made once every rank is up (a loaded
+        # machine may start the interpreters seconds apart)
+        g = dist.new_group(timeout=timedelta(seconds=2))
         x = t([1.0])
-        dist.all_reduce(x)
+        dist.all_reduce(x, group=g)
         if rank == 0:
             os._exit(0)  # leaves without a word: the others must fail, not hang
         start = time.time()
         try:
-            dist.all_reduce(x)
-            dist.all_reduce(x)
+            dist.all_reduce(x, group=g)
+            dist.all_reduce(x, group=g)
             raise AssertionError("all_reduce with a missing peer did not raise")
         except RuntimeError as e:
             print(f"ERROR: {e}", flush=True)
@@ -184,13 +187,14 @@ WORKER = textwrap.dedent(r'''
         assert time.time() - start < 10, time.time() - start
 
     def silent_peer():
+        g = dist.new_group(timeout=timedelta(seconds=2))
         x = t([1.0])
-        dist.all_reduce(x)
+        dist.all_reduce(x, group=g)
         if rank == 0:
             time.sleep(3)  # alive but never calls the collective
             os._exit(0)
         try:
-            dist.all_reduce(x)
+            dist.all_reduce(x, group=g)
             raise AssertionError("all_reduce with a silent peer did not raise")
         except RuntimeError as e:
             print(f"ERROR: {e}", flush=True)
@@ -245,12 +249,12 @@ def test_bad_arguments_raise_naming_the_collective(tmp_path):
 
 
 def test_rank_exiting_early_makes_the_others_fail(tmp_path):
-    outputs = run_world(tmp_path, "early_exit", 3, env={"TEST_PG_TIMEOUT": "2"})
+    outputs = run_world(tmp_path, "early_exit", 3)
     require_ok(outputs[1:])
 
 
 def test_silent_peer_makes_the_others_time_out(tmp_path):
-    outputs = run_world(tmp_path, "silent_peer", 2, env={"TEST_PG_TIMEOUT": "2"})
+    outputs = run_world(tmp_path, "silent_peer", 2)
     require_ok(outputs[1:])
 
 

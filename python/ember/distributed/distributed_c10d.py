@@ -198,6 +198,18 @@ def destroy_process_group(group=None):
     _world.backends.pop(group, None)
 
 
+def _get_default_group():
+    """The default group's C++ ProcessGroup (what DDP's reducer takes), as PyTorch's helper."""
+    if _world.default_pg is None:
+        raise RuntimeError(_NOT_INITIALIZED)
+    return _world.default_pg
+
+
+def _resolve_group(group):
+    """The C++ ProcessGroup `group` stands for (None: the default group); None when this rank is not in it."""
+    return _pg(group)
+
+
 def _pg(group):
     """The C++ group for `group` (None: the default one); None when this rank is not a member."""
     if _world.default_pg is None:
