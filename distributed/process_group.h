@@ -27,6 +27,9 @@ class Work {
 
 struct ProcessGroupOptions {
   Milliseconds timeout = kDefaultTimeout;
+  // Where the rendezvous store lives, when known ("127.0.0.1" keeps gloo's
+  // transport on loopback); empty: the backend picks an interface itself.
+  std::string master_addr;
 };
 
 class ProcessGroup {

@@ -4,7 +4,38 @@ from ember._C._distributed import PrefixStore, Store, TCPStore
 
 _D = _C._distributed
 
-
-def is_available():
-    """True: ember always has the distributed package (its backends may vary)."""
-    return True
+from ember.distributed.distributed_c10d import (  # noqa: E402
+    Backend,
+    FileStore,
+    GroupMember,
+    ProcessGroup,
+    ReduceOp,
+    Work,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    barrier,
+    broadcast,
+    default_pg_timeout,
+    destroy_process_group,
+    gather,
+    get_backend,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    irecv,
+    is_available,
+    is_gloo_available,
+    is_initialized,
+    is_nccl_available,
+    isend,
+    new_group,
+    recv,
+    reduce,
+    reduce_scatter_tensor,
+    scatter,
+    send,
+)
