@@ -1,6 +1,6 @@
 """Runs the benchmark workloads and prints one JSON line per workload.
 
-    PYTHONPATH=python python -m bench [--only matmul,add,overhead,mlp,cnn,gpt] [--threads N]
+    PYTHONPATH=python python -m bench [--only matmul,add,overhead,mlp,cnn,gpt,allreduce] [--threads N]
 """
 import argparse
 import json
@@ -12,7 +12,7 @@ if __package__ in (None, ""):  # run as a script: python bench/run.py
 
 import ember  # noqa: E402
 
-from bench import add, matmul, overhead, training  # noqa: E402
+from bench import add, allreduce, matmul, overhead, training  # noqa: E402
 
 # id -> (BENCHMARKS.md name, runner); GPU and model workloads join this table.
 WORKLOADS = {
@@ -22,6 +22,7 @@ WORKLOADS = {
     "mlp": ("W1", training.run_mlp),
     "cnn": ("W2", training.run_cnn),
     "gpt": ("W3", training.run_gpt),
+    "allreduce": ("W7", allreduce.run),
 }
 
 
