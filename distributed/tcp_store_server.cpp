@@ -300,6 +300,10 @@ void TCPStoreServer::expire_waiters() {
 }
 
 int TCPStoreServer::next_deadline_ms() const {
+  // Requests held behind a wait that has been answered since: handle them now.
+  for (const auto& [fd, c] : connections_)
+    if (!c.blocked && !c.closing && c.in.size() >= 4 && c.in.size() - 4 >= wire::read_length(c.in.data()))
+      return 0;
   int ms = -1;
   for (const auto& w : waiters_) {
     int left = w.deadline.poll_ms();

@@ -61,6 +61,7 @@ class TCPStoreServer {
   bool try_answer(const Waiter& w);
   void wake_waiters(const std::string& key);
   void expire_waiters();
+  // How long poll() may sleep: until the nearest wait deadline, 0 when work is pending.
   int next_deadline_ms() const;
   int64_t parse_int(const std::string& key) const;
 

@@ -2,6 +2,7 @@
 // loopback with a port the kernel picks. Every blocking call has a short
 // timeout so a bug fails the test instead of hanging it.
 #include <ember/distributed/tcp_store.h>
+#include <ember/distributed/tcp_store_wire.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -213,4 +214,33 @@ TEST_CASE("PrefixStore over a TCPStore keeps namespaces apart", "[store]") {
   REQUIRE(text(m->get("b/k")) == "2");
   REQUIRE(a.add("n", 2) == 2);
   REQUIRE(!b.check({"n"}));
+}
+
+TEST_CASE("TCPStore server: requests pipelined behind a wait are answered after it", "[store]") {
+  auto m = master();
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(m->port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  wire::Writer wait, count;
+  wait.u8(static_cast<uint8_t>(wire::Command::Wait)).i64(5000).u32(1).str("k");
+  count.u8(static_cast<uint8_t>(wire::Command::NumKeys));
+  Bytes both = wait.framed();
+  Bytes second = count.framed();
+  both.insert(both.end(), second.begin(), second.end());
+  REQUIRE(::send(fd, both.data(), both.size(), 0) == static_cast<ssize_t>(both.size()));
+  std::this_thread::sleep_for(50ms);
+  m->set("k", bytes("v"));
+  // Wait's reply: length 1, status Ok. NumKeys's: length 9, status Ok, i64 2 ("init/" and "k").
+  uint8_t reply[5 + 13];
+  net::recv_exact(fd, reply, sizeof reply, net::Deadline::after(2000ms));
+  REQUIRE(wire::read_length(reply) == 1);
+  REQUIRE(reply[4] == static_cast<uint8_t>(wire::Status::Ok));
+  REQUIRE(wire::read_length(reply + 5) == 9);
+  wire::Reader r(reply + 9, 9);
+  REQUIRE(r.u8() == static_cast<uint8_t>(wire::Status::Ok));
+  REQUIRE(r.i64() == 2);
+  ::close(fd);
 }
