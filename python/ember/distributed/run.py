@@ -14,6 +14,7 @@ backends.
 """
 import argparse
 import collections
+import errno
 import os
 import signal
 import socket
@@ -132,7 +133,7 @@ def _port_in_use(port):
                 s.bind((addr, port))
                 return False
             except OSError as e:
-                if e.errno == 98:  # EADDRINUSE
+                if e.errno == errno.EADDRINUSE:
                     return True
     return False
 
