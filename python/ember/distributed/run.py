@@ -231,6 +231,9 @@ class _Worker:
             data = partial + chunk
             lines = data.split(b"\n")
             partial = lines.pop()
+            if len(partial) > 65536:  # output without newlines (progress bars): pass it on anyway
+                lines.append(partial)
+                partial = b""
             if keep_tail:
                 self.tail.extend(line.decode(errors="replace") for line in lines)
             if self._prefix is None:
