@@ -131,7 +131,11 @@ void bind_tcp_store(py::module_& d) {
       .def_property_readonly("host", &TCPStore::host)
       .def_property_readonly("port", &TCPStore::port)
       .def_property_readonly("world_size", &TCPStore::world_size)
-      .def_property_readonly("is_master", &TCPStore::is_master);
+      .def_property_readonly("is_master", &TCPStore::is_master)
+      .def("__repr__", [](const TCPStore& s) {
+        return str("TCPStore(host_name='", s.host(), "', port=", s.port(), ", is_master=",
+                   s.is_master() ? "True" : "False", ")");
+      });
 }
 
 void bind_prefix_store(py::module_& d) {

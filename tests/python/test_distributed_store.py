@@ -117,6 +117,7 @@ def test_timeout_property_and_arguments():
     with pytest.raises(TypeError, match="timedelta"):
         s.set_timeout("1s")
     assert isinstance(s, dist.Store) and s.is_master and s.host == "127.0.0.1"
+    assert repr(s) == f"TCPStore(host_name='127.0.0.1', port={s.port}, is_master=True)"
     with pytest.raises(ValueError, match="port"):
         dist.TCPStore("127.0.0.1", 70000, is_master=True)
 
