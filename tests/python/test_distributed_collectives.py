@@ -200,7 +200,22 @@ WORKER = textwrap.dedent(r'''
             print(f"ERROR: {e}", flush=True)
             assert f"all_reduce #1 on rank {rank} of {world} timed out after 2000 ms" in str(e), e
 
-    {"collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
+    def mismatch():  # run with EMBER_DISTRIBUTED_DEBUG=DETAIL
+        x = t([1.0, 2.0])
+        dist.all_reduce(x)
+        try:
+            if rank == 0:
+                dist.all_reduce(x, op=R.MAX)
+            else:
+                dist.broadcast(ember.zeros(3, dtype=ember.int64), src=0)
+            raise AssertionError("mismatched collectives did not raise")
+        except ValueError as e:
+            print(f"ERROR: {e}", flush=True)
+            for text in (f"#1 on rank {rank} of 2: mismatched collectives", "all_reduce(float32, numel=2, op=MAX)",
+                         "broadcast(int64, numel=3, root=0)"):
+                assert text in str(e), (text, str(e))
+
+    {"mismatch": mismatch, "collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
      "early_exit": early_exit, "silent_peer": silent_peer}[scenario]()
     dist.destroy_process_group()
     print("OK", flush=True)
@@ -256,6 +271,10 @@ def test_rank_exiting_early_makes_the_others_fail(tmp_path):
 def test_silent_peer_makes_the_others_time_out(tmp_path):
     outputs = run_world(tmp_path, "silent_peer", 2)
     require_ok(outputs[1:])
+
+
+def test_mismatched_collectives_are_reported_with_debug_detail(tmp_path):
+    require_ok(run_world(tmp_path, "mismatch", 2, env={"EMBER_DISTRIBUTED_DEBUG": "DETAIL"}))
 
 
 def test_single_process_group_and_state(tmp_path):
