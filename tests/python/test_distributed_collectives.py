@@ -49,6 +49,10 @@ WORKER = textwrap.dedent(r'''
                 x = t([rank + 1, 1], dtype)
                 dist.all_reduce(x, op=op)
                 check(x, [expected, world if op == R.SUM else 1], f"all_reduce {op} {dtype}")
+        for op, expected in ((R.MAX, [True, True]), (R.MIN, [False, True]), (R.SUM, [True, True])):
+            x = t([rank == 0, True], ember.bool)
+            dist.all_reduce(x, op=op)
+            assert x.tolist() == expected, (op, x.tolist())
         x = t([float(rank), 1.0])
         dist.all_reduce(x, op=R.AVG)
         check(x, [ranks.mean(), 1.0], "all_reduce AVG")
@@ -102,6 +106,13 @@ WORKER = textwrap.dedent(r'''
         s.wait()
         check(got, [left, 7.0], "send/recv")
         assert sender == left, sender
+
+        objs = [None] * world
+        dist.all_gather_object(objs, {"rank": rank, "pad": "x" * rank})
+        assert objs == [{"rank": r, "pad": "x" * r} for r in range(world)], objs
+        objs = [("from", rank), rank * 1.5] if rank == 1 else [None, None]
+        dist.broadcast_object_list(objs, src=1)
+        assert objs == [("from", 1), 1.5], objs
 
     def async_and_groups():
         works = [dist.all_reduce(t([i + rank]), async_op=True) for i in range(4)]
