@@ -6,6 +6,7 @@ depend on TCP rendezvous. A worker checks every result itself and exits
 non-zero with its traceback on a mismatch; the test fails naming that rank.
 """
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -27,9 +28,13 @@ WORKER = textwrap.dedent(r'''
     import ember
     import ember.distributed as dist
 
-    scenario, rank, world, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    timeout = timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT", "20")))
-    dist.init_process_group("gloo", init_method="file://" + path, rank=rank, world_size=world, timeout=timeout)
+    scenario, rank, world, init_method = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    timeout = timedelta(seconds=20)
+    if init_method == "env://":  # everything from MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE; default backend
+        dist.init_process_group(timeout=timeout)
+        assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (rank, world, "gloo")
+    else:
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world, timeout=timeout)
     R = dist.ReduceOp
 
     def check(t, expected, what):
@@ -173,7 +178,7 @@ WORKER = textwrap.dedent(r'''
         raises(ValueError, "broadcast: global rank 9 is not part of the group", lambda: dist.broadcast(t([1.0]), src=9))
         raises(ValueError, "send: destination rank", lambda: dist.send(t([1.0]), dst=rank))
         raises(RuntimeError, "initialize the default process group twice",
-               lambda: dist.init_process_group("gloo", init_method="file://" + path, rank=rank, world_size=world))
+               lambda: dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world))
         # the group still works after argument errors (they never reach the peers)
         x = t([1.0])
         dist.all_reduce(x)
@@ -233,14 +238,30 @@ WORKER = textwrap.dedent(r'''
 ''')
 
 
-def run_world(tmp_path, scenario, world, timeout=60, env=None):
-    """Runs WORKER's `scenario` on `world` processes; returns each rank's output."""
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file"):
+    """Runs WORKER's `scenario` on `world` processes; returns each rank's (exit code, output).
+
+    init: "file" (a FileStore in tmp_path), "env" (env:// with MASTER_ADDR/PORT, RANK, WORLD_SIZE) or
+    "tcp" (tcp://127.0.0.1:port)."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    store = tmp_path / "store"
     environ = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS="1", **(env or {}))
-    procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), str(store)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environ)
+    if init == "file":
+        init_method = f"file://{tmp_path / 'store'}"
+    elif init == "tcp":
+        init_method = f"tcp://127.0.0.1:{free_port()}"
+    else:
+        init_method = "env://"
+        environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world))
+    procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), init_method],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=dict(environ, RANK=str(r)))
              for r in range(world)]
     outputs = []
     try:
@@ -268,6 +289,11 @@ def test_every_collective(tmp_path, world):
 @pytest.mark.parametrize("world", [2, 4])
 def test_async_op_and_new_group(tmp_path, world):
     require_ok(run_world(tmp_path, "async_and_groups", world))
+
+
+@pytest.mark.parametrize("init", ["env", "tcp"])
+def test_rendezvous_through_tcp_store(tmp_path, init):
+    require_ok(run_world(tmp_path, "async_and_groups", 2, init=init))
 
 
 def test_bad_arguments_raise_naming_the_collective(tmp_path):
