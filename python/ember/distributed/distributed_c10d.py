@@ -4,6 +4,14 @@ The default group and every new_group() are C++ ProcessGroups (gloo for CPU
 tensors) that met through one Store; each group gets its own key namespace in
 it ("default_pg", "group_1", ...). Ranks passed to the collectives (src, dst)
 are global ranks, as in PyTorch; they are translated to the group's ranks here.
+
+Environment: EMBER_GLOO_IFNAME (or GLOO_SOCKET_IFNAME) picks the network
+interface gloo listens on (default: loopback when the master address is local
+or unknown, else this host's name); EMBER_DISTRIBUTED_DEBUG=DETAIL makes every
+collective first compare (sequence number, kind, dtype, numel, root, op)
+across ranks and raise ValueError on every rank at the first mismatch. Without
+it a mismatch is never silent either: the ranks wait in different gloo slots
+and fail after the group's timeout, naming the collective and its number.
 """
 import os
 from datetime import timedelta
