@@ -61,6 +61,9 @@ void WorkQueue::loop() {
     } catch (...) {
       error = std::current_exception();
     }
+    // Let go of the task's tensors before the waiter wakes up: freeing one
+    // may need the waiter's lock (a numpy array's GIL).
+    task = nullptr;
     work->finish(error);
   }
 }

@@ -34,6 +34,21 @@ std::shared_ptr<Store> to_store(py::handle obj) {
                       "PrefixStore), got ", type_name(obj)));
 }
 
+// The group as Python holds it: the last reference, dropped with the GIL
+// held, frees it without the GIL, since joining its threads may wait for a
+// tensor that needs the GIL to be freed (one made by from_numpy).
+std::shared_ptr<ProcessGroup> without_gil_on_release(std::shared_ptr<ProcessGroup> pg) {
+  ProcessGroup* raw = pg.get();
+  return std::shared_ptr<ProcessGroup>(raw, [pg = std::move(pg)](ProcessGroup*) mutable {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      pg.reset();
+    } else {
+      pg.reset();
+    }
+  });
+}
+
 Bytes to_bytes(py::handle v) {
   if (py::isinstance<py::bytes>(v)) {
     const std::string s = v.cast<std::string>();
@@ -138,7 +153,7 @@ void init_distributed_pg(py::module_& m) {
         ProcessGroupOptions options;
         options.timeout = timeout;
         options.master_addr = master_addr;
-        return make_process_group(backend, store, rank, size, options);
+        return without_gil_on_release(make_process_group(backend, store, rank, size, options));
       },
       py::arg("backend"), py::arg("store"), py::arg("rank"), py::arg("size"),
       py::arg("timeout") = kDefaultTimeout, py::arg("prefix") = "", py::arg("master_addr") = "");

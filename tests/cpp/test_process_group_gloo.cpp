@@ -320,3 +320,29 @@ TEST_CASE("gloo with EMBER_DISTRIBUTED_DEBUG=DETAIL reports mismatched collectiv
     REQUIRE(m.find("broadcast(float32, numel=2, root=0)") != std::string::npos);
   }
 }
+
+TEST_CASE("gloo: collectives that differ across ranks time out instead of exchanging data", "[distributed]") {
+  if (!gloo_available()) return;
+  std::vector<std::string> messages(2);
+  auto res = run_ranks(
+      2,
+      [&messages](ProcessGroup& g) {
+        // Same kind, different sizes: each collective's tag hashes its numel,
+        // so neither rank reads the other's bytes.
+        Tensor t = g.rank() == 0 ? values({1, 2}, {2}) : values({5, 6, 7}, {3});
+        try {
+          g.all_reduce(t, Op::Sum)->wait();
+        } catch (const Error& e) {
+          messages[g.rank()] = e.what();
+        }
+        return std::vector<Tensor>{t};
+      },
+      Milliseconds(1000));
+  require_values(res[0][0], {1, 2});
+  require_values(res[1][0], {5, 6, 7});
+  for (const std::string& m : messages) {
+    INFO(m);
+    REQUIRE(m.find("all_reduce #0 on rank") != std::string::npos);
+    REQUIRE(m.find("timed out after 1000 ms") != std::string::npos);
+  }
+}

@@ -6,6 +6,7 @@ depend on TCP rendezvous. A worker checks every result itself and exits
 non-zero with its traceback on a mismatch; the test fails naming that rank.
 """
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -27,9 +28,13 @@ WORKER = textwrap.dedent(r'''
     import ember
     import ember.distributed as dist
 
-    scenario, rank, world, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    timeout = timedelta(seconds=float(os.environ.get("TEST_PG_TIMEOUT", "20")))
-    dist.init_process_group("gloo", init_method="file://" + path, rank=rank, world_size=world, timeout=timeout)
+    scenario, rank, world, init_method = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    timeout = timedelta(seconds=20)
+    if init_method == "env://":  # everything from MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE; default backend
+        dist.init_process_group(timeout=timeout)
+        assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (rank, world, "gloo")
+    else:
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world, timeout=timeout)
     R = dist.ReduceOp
 
     def check(t, expected, what):
@@ -49,6 +54,10 @@ WORKER = textwrap.dedent(r'''
                 x = t([rank + 1, 1], dtype)
                 dist.all_reduce(x, op=op)
                 check(x, [expected, world if op == R.SUM else 1], f"all_reduce {op} {dtype}")
+        for op, expected in ((R.MAX, [True, True]), (R.MIN, [False, True]), (R.SUM, [True, True])):
+            x = t([rank == 0, True], ember.bool)
+            dist.all_reduce(x, op=op)
+            assert x.tolist() == expected, (op, x.tolist())
         x = t([float(rank), 1.0])
         dist.all_reduce(x, op=R.AVG)
         check(x, [ranks.mean(), 1.0], "all_reduce AVG")
@@ -102,6 +111,13 @@ WORKER = textwrap.dedent(r'''
         s.wait()
         check(got, [left, 7.0], "send/recv")
         assert sender == left, sender
+
+        objs = [None] * world
+        dist.all_gather_object(objs, {"rank": rank, "pad": "x" * rank})
+        assert objs == [{"rank": r, "pad": "x" * r} for r in range(world)], objs
+        objs = [("from", rank), rank * 1.5] if rank == 1 else [None, None]
+        dist.broadcast_object_list(objs, src=1)
+        assert objs == [("from", 1), 1.5], objs
 
     def async_and_groups():
         works = [dist.all_reduce(t([i + rank]), async_op=True) for i in range(4)]
@@ -162,7 +178,7 @@ WORKER = textwrap.dedent(r'''
         raises(ValueError, "broadcast: global rank 9 is not part of the group", lambda: dist.broadcast(t([1.0]), src=9))
         raises(ValueError, "send: destination rank", lambda: dist.send(t([1.0]), dst=rank))
         raises(RuntimeError, "initialize the default process group twice",
-               lambda: dist.init_process_group("gloo", init_method="file://" + path, rank=rank, world_size=world))
+               lambda: dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world))
         # the group still works after argument errors (they never reach the peers)
         x = t([1.0])
         dist.all_reduce(x)
@@ -175,6 +191,7 @@ WORKER = textwrap.dedent(r'''
         x = t([1.0])
         dist.all_reduce(x, group=g)
         if rank == 0:
+            time.sleep(0.5)  # the others finish #0 (an abrupt close could lose its last bytes) and enter #1
             os._exit(0)  # leaves without a word: the others must fail, not hang
         start = time.time()
         try:
@@ -200,21 +217,52 @@ WORKER = textwrap.dedent(r'''
             print(f"ERROR: {e}", flush=True)
             assert f"all_reduce #1 on rank {rank} of {world} timed out after 2000 ms" in str(e), e
 
-    {"collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
+    def mismatch():  # run with EMBER_DISTRIBUTED_DEBUG=DETAIL
+        x = t([1.0, 2.0])
+        dist.all_reduce(x)
+        try:
+            if rank == 0:
+                dist.all_reduce(x, op=R.MAX)
+            else:
+                dist.broadcast(ember.zeros(3, dtype=ember.int64), src=0)
+            raise AssertionError("mismatched collectives did not raise")
+        except ValueError as e:
+            print(f"ERROR: {e}", flush=True)
+            for text in (f"#1 on rank {rank} of 2: mismatched collectives", "all_reduce(float32, numel=2, op=MAX)",
+                         "broadcast(int64, numel=3, root=0)"):
+                assert text in str(e), (text, str(e))
+
+    {"mismatch": mismatch, "collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
      "early_exit": early_exit, "silent_peer": silent_peer}[scenario]()
     dist.destroy_process_group()
     print("OK", flush=True)
 ''')
 
 
-def run_world(tmp_path, scenario, world, timeout=60, env=None):
-    """Runs WORKER's `scenario` on `world` processes; returns each rank's output."""
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file"):
+    """Runs WORKER's `scenario` on `world` processes; returns each rank's (exit code, output).
+
+    init: "file" (a FileStore in tmp_path), "env" (env:// with MASTER_ADDR/PORT, RANK, WORLD_SIZE) or
+    "tcp" (tcp://127.0.0.1:port)."""
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    store = tmp_path / "store"
     environ = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS="1", **(env or {}))
-    procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), str(store)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environ)
+    if init == "file":
+        init_method = f"file://{tmp_path / 'store'}"
+    elif init == "tcp":
+        init_method = f"tcp://127.0.0.1:{free_port()}"
+    else:
+        init_method = "env://"
+        environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world))
+    procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), init_method],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=dict(environ, RANK=str(r)))
              for r in range(world)]
     outputs = []
     try:
@@ -244,6 +292,11 @@ def test_async_op_and_new_group(tmp_path, world):
     require_ok(run_world(tmp_path, "async_and_groups", world))
 
 
+@pytest.mark.parametrize("init", ["env", "tcp"])
+def test_rendezvous_through_tcp_store(tmp_path, init):
+    require_ok(run_world(tmp_path, "async_and_groups", 2, init=init))
+
+
 def test_bad_arguments_raise_naming_the_collective(tmp_path):
     require_ok(run_world(tmp_path, "errors", 2))
 
@@ -256,6 +309,10 @@ def test_rank_exiting_early_makes_the_others_fail(tmp_path):
 def test_silent_peer_makes_the_others_time_out(tmp_path):
     outputs = run_world(tmp_path, "silent_peer", 2)
     require_ok(outputs[1:])
+
+
+def test_mismatched_collectives_are_reported_with_debug_detail(tmp_path):
+    require_ok(run_world(tmp_path, "mismatch", 2, env={"EMBER_DISTRIBUTED_DEBUG": "DETAIL"}))
 
 
 def test_single_process_group_and_state(tmp_path):

@@ -4,6 +4,14 @@ The default group and every new_group() are C++ ProcessGroups (gloo for CPU
 tensors) that met through one Store; each group gets its own key namespace in
 it ("default_pg", "group_1", ...). Ranks passed to the collectives (src, dst)
 are global ranks, as in PyTorch; they are translated to the group's ranks here.
+
+Environment: EMBER_GLOO_IFNAME (or GLOO_SOCKET_IFNAME) picks the network
+interface gloo listens on (default: loopback when the master address is local
+or unknown, else this host's name); EMBER_DISTRIBUTED_DEBUG=DETAIL makes every
+collective first compare (sequence number, kind, dtype, numel, root, op)
+across ranks and raise ValueError on every rank at the first mismatch. Without
+it a mismatch is never silent either: the ranks wait in different gloo slots
+and fail after the group's timeout, naming the collective and its number.
 """
 import os
 from datetime import timedelta
@@ -461,3 +469,72 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
         return -1
     pg.recv(tensor, peer, tag).wait()
     return _world.ranks[pg][peer]
+
+
+class group:
+    """dist.group.WORLD, as in PyTorch."""
+    WORLD = property(lambda self: GroupMember.WORLD)
+
+
+group = group()
+
+
+# ---- Python objects, pickled into uint8 tensors (as torch.distributed does)
+
+def _to_bytes_tensor(obj):
+    import pickle
+
+    import numpy as np
+    data = np.frombuffer(pickle.dumps(obj), dtype=np.uint8).copy()
+    return ember.from_numpy(data), len(data)
+
+
+def _from_bytes_tensor(t, size):
+    import pickle
+    return pickle.loads(t[:size].numpy().tobytes())
+
+
+def all_gather_object(object_list, obj, group=None):
+    """Fills object_list[i] with rank i's `obj` (any picklable object)."""
+    pg = _pg(group)
+    if pg is None:
+        return
+    if len(object_list) != pg.size():
+        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries, expected the group "
+                         f"size {pg.size()}")
+    data, size = _to_bytes_tensor(obj)
+    sizes = ember.zeros(pg.size(), dtype=ember.int64)
+    pg.all_gather_into_tensor(sizes, ember.tensor([size], dtype=ember.int64)).wait()
+    sizes = [int(s) for s in sizes.tolist()]
+    longest = max(sizes)
+    padded = ember.zeros(longest, dtype=ember.uint8)
+    padded[:size] = data
+    out = ember.zeros(pg.size() * longest, dtype=ember.uint8)
+    pg.all_gather_into_tensor(out, padded).wait()
+    for r in range(pg.size()):
+        object_list[r] = _from_bytes_tensor(out[r * longest:(r + 1) * longest], sizes[r])
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Replaces every entry of object_list with rank src's entries (picklable objects)."""
+    pg = _pg(group)
+    if pg is None:
+        return
+    root = _peer(pg, src, group_src, "broadcast_object_list", "src")
+    n = len(object_list)
+    if pg.rank() == root:
+        parts = [_to_bytes_tensor(o) for o in object_list]
+        sizes = ember.tensor([s for _, s in parts] or [0], dtype=ember.int64)[:n]
+    else:
+        sizes = ember.zeros(n, dtype=ember.int64)
+    pg.broadcast(sizes, root).wait()
+    sizes = [int(s) for s in sizes.tolist()]
+    payload = ember.zeros(sum(sizes), dtype=ember.uint8)
+    if pg.rank() == root and sizes:
+        payload = ember.cat([t for t, _ in parts])
+    pg.broadcast(payload, root).wait()
+    if pg.rank() != root:
+        offset = 0
+        for i, s in enumerate(sizes):
+            object_list[i] = _from_bytes_tensor(payload[offset:offset + s], s)
+            offset += s
