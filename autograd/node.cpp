@@ -124,20 +124,25 @@ TensorList AccumulateGrad::apply(const TensorList& grads) {
   Tensor leaf(leaf_);
   Tensor g = grads[0];
   if (!g.defined()) return {};
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& m = meta(leaf);  // its hooks already ran in the engine
-  if (!grad_enabled()) {
-    // The graph is not needed: own a plain contiguous buffer that later
-    // steps can add into in place.
-    if (!g.is_contiguous() || g.storage().use_count() > 1 || g.requires_grad()) g = g.detach().clone();
+  decltype(AutogradMeta::post_accumulate_hooks) post_hooks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& m = meta(leaf);  // its hooks already ran in the engine
+    if (!grad_enabled()) {
+      // The graph is not needed: own a plain contiguous buffer that later
+      // steps can add into in place.
+      if (!g.is_contiguous() || g.storage().use_count() > 1 || g.requires_grad()) g = g.detach().clone();
+    }
+    if (!m.grad.defined()) {
+      m.grad = g;
+    } else if (grad_enabled()) {
+      m.grad = add(m.grad, g);
+    } else {
+      m.grad.add_(g);
+    }
+    post_hooks = m.post_accumulate_hooks;  // a copy: a hook may remove itself
   }
-  if (!m.grad.defined()) {
-    m.grad = g;
-  } else if (grad_enabled()) {
-    m.grad = add(m.grad, g);
-  } else {
-    m.grad.add_(g);
-  }
+  for (auto& [id, hook] : post_hooks) hook(leaf);
   return {};
 }
 
