@@ -1,6 +1,7 @@
 #include <ember/autograd/node.h>
 
 #include <atomic>
+#include <limits>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
@@ -166,6 +167,9 @@ Edge gradient_edge(const Tensor& t) {
   auto acc = m->grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    // Run as soon as ready (the engine runs the highest first): hooks on the
+    // leaf's .grad, such as DDP's, then see each gradient early in backward.
+    acc->sequence_nr = std::numeric_limits<uint64_t>::max();
     acc->outputs.push_back({t.shape(), t.dtype(), t.device()});
     m->grad_accumulator = acc;
   }
