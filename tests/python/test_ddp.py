@@ -141,7 +141,19 @@ WORKER = textwrap.dedent(r'''
         same_params(ddp, reference(3, unused=True), "find_unused_parameters")
         assert ddp.module.extra.weight.grad is None, "a parameter unused everywhere keeps grad None"
 
-    {"training": training, "no_sync": no_sync, "unused": unused}[scenario]()
+    def mismatch():
+        model = MLP(0)
+        if rank == world - 1:
+            model.fc2 = nn.Linear(8, 5)
+        try:
+            DDP(model)
+            raise AssertionError("DDP of different models did not raise")
+        except RuntimeError as e:
+            assert "parameters differ across ranks" in str(e), e
+            if rank == world - 1:
+                assert "fc2.weight has shape [5, 8]" in str(e), e
+
+    {"training": training, "no_sync": no_sync, "unused": unused, "mismatch": mismatch}[scenario]()
     dist.destroy_process_group()
     print("OK", flush=True)
 ''')
@@ -185,6 +197,10 @@ def test_no_sync_accumulates_then_reduces(tmp_path):
 
 def test_unused_parameters(tmp_path):
     require_ok(run_world(tmp_path, "unused", 2))
+
+
+def test_different_models_raise_on_every_rank(tmp_path):
+    require_ok(run_world(tmp_path, "mismatch", 2))
 
 
 def test_ddp_needs_an_initialized_group_and_trainable_parameters():

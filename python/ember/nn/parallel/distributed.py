@@ -47,6 +47,44 @@ def _broadcast_coalesced(tensors, group):
                 offset += n
 
 
+def _dtype_code(dtype):
+    """A number for a dtype, the same in every process (hash() of a str is not)."""
+    return sum((i + 1) * ord(c) for i, c in enumerate(str(dtype)))
+
+
+def _verify_same_parameters(named, group):
+    """Checks that every rank wraps parameters of the same shapes and dtypes
+    as rank 0, so that a mismatch raises here on every rank instead of
+    corrupting or hanging a later collective."""
+    dist = _dist()
+    signature = []
+    for _, p in named:
+        signature += [len(p.shape), *p.shape, _dtype_code(p.dtype)]
+    length = ember.tensor([len(signature)], dtype=ember.int64)
+    dist.broadcast(length, group=group, group_src=0)
+    theirs = ember.tensor(signature if group.rank() == 0 else [0] * int(length.item()), dtype=ember.int64)
+    dist.broadcast(theirs, group=group, group_src=0)
+    theirs = theirs.tolist()
+    differs = theirs != signature
+    flag = ember.tensor([int(differs)], dtype=ember.int64)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+    if not flag.item():
+        return
+    where = "; another rank's differ from this one's"
+    if differs:
+        at = 0
+        for name, p in named:
+            n = 2 + len(p.shape)
+            if theirs[at:at + n] != signature[at:at + n]:
+                where = f"; here {name} has shape {list(p.shape)} and dtype {p.dtype}, unlike rank 0's"
+                break
+            at += n
+        else:
+            where = f"; rank 0 has more parameters than the {len(named)} here"
+    raise RuntimeError(f"DistributedDataParallel: the module's parameters differ across ranks (rank "
+                       f"{group.rank()}{where}). Every rank must wrap the same model.")
+
+
 class DistributedDataParallel(Module):
     """Data parallelism across processes; see the module docstring."""
 
@@ -88,6 +126,7 @@ class DistributedDataParallel(Module):
                               else dist.distributed_c10d._get_default_group())
         self.bucket_bytes_cap = int(bucket_cap_mb * _MiB)
 
+        _verify_same_parameters(named, self.process_group)
         # Every replica starts from rank 0's state.
         _broadcast_coalesced([p for _, p in module.named_parameters()] + list(module.buffers()),
                              self.process_group)
