@@ -189,7 +189,11 @@ void Reducer::copy_into_bucket(size_t index) {
   if (options_.gradient_as_bucket_view) {
     Tensor view = views_[index];
     if (grad.defined() && grad.is_same(view)) return;  // backward accumulated into the bucket itself
-    if (grad.defined()) view.copy_(grad); else view.zero_();
+    if (!grad.defined()) {
+      view.zero_();  // an unused parameter: .grad is set only if some rank used it (write_back)
+      return;
+    }
+    view.copy_(grad);
     params_[index].set_grad(view);
     return;
   }

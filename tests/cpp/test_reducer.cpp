@@ -289,6 +289,8 @@ TEST_CASE("reducer: unused parameters", "[reducer][errors]") {
   }
   SECTION("with find_unused_parameters they count as zero") {
     // Rank 0 uses c, rank 1 does not; nobody uses d.
+    const bool as_view = GENERATE(false, true);
+    INFO("gradient_as_bucket_view " << as_view);
     std::vector<std::vector<double>> c_grads(2);
     std::vector<bool> d_has_grad(2, true);
     std::vector<std::vector<size_t>> unused(2);
@@ -298,6 +300,7 @@ TEST_CASE("reducer: unused parameters", "[reducer][errors]") {
       Tensor d = param({4}, {1});
       ReducerOptions o;
       o.find_unused_parameters = true;
+      o.gradient_as_bucket_view = as_view;
       Reducer reducer({a, c, d}, group, o);
       Tensor loss = a.sum();
       if (rank == 0) loss = loss.add(c.mul(scalar_tensor(2.0)).sum());
