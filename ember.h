@@ -28,6 +28,7 @@
 #include <ember/core/tensor.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
+#include <ember/distributed/reducer.h>
 #include <ember/distributed/tcp_store.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/conv_layers.h>

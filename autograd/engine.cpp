@@ -22,6 +22,17 @@ struct Capture {
   uint32_t input_nr;
 };
 
+// The callback lists of the backward passes running on this thread, innermost
+// last (a hook may itself run a backward).
+thread_local std::vector<std::vector<std::function<void()>>*> t_callbacks;
+
+struct CallbackScope {
+  explicit CallbackScope(std::vector<std::function<void()>>* list) { t_callbacks.push_back(list); }
+  ~CallbackScope() { t_callbacks.pop_back(); }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+};
+
 struct Seed {
   Edge edge;
   Tensor grad;
@@ -108,6 +119,8 @@ Tensor validate(Node* node, size_t index, Tensor g, const OutputInfo& want) {
 void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_graph,
              const std::vector<Capture>* captures, std::vector<Tensor>* captured) {
   GradModeGuard mode(create_graph);
+  std::vector<std::function<void()>> callbacks;
+  CallbackScope callback_scope(&callbacks);
 
   // Count, for each reachable node, how many edges lead into it.
   std::unordered_map<Node*, int> deps;
@@ -226,9 +239,21 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
       }
     }
   }
+
+  // By index: a callback may queue another, growing the list.
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    auto callback = std::move(callbacks[i]);
+    callback();
+  }
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  EMBER_CHECK(!t_callbacks.empty(), Error,
+              "queue_callback: a final callback can only be queued while a backward pass is running");
+  t_callbacks.back()->push_back(std::move(callback));
+}
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph,
               bool create_graph) {

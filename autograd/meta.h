@@ -1,5 +1,6 @@
 // Per-tensor autograd state, allocated only for tensors in the graph.
 #pragma once
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -22,6 +23,8 @@ struct AutogradMeta {
   std::weak_ptr<Node> grad_accumulator; // leaves: the node that accumulates into .grad
   bool retains_grad = false;
   std::vector<std::pair<int, Tensor::Hook>> hooks;  // leaves only; non-leaf hooks live on grad_fn
+  // Leaves only: run after AccumulateGrad wrote .grad (see engine.h).
+  std::vector<std::pair<int, std::function<void(const Tensor&)>>> post_accumulate_hooks;
 };
 
 // The tensor's meta, created on first use.

@@ -1,6 +1,7 @@
 #include <ember/autograd/node.h>
 
 #include <atomic>
+#include <limits>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
@@ -124,20 +125,25 @@ TensorList AccumulateGrad::apply(const TensorList& grads) {
   Tensor leaf(leaf_);
   Tensor g = grads[0];
   if (!g.defined()) return {};
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& m = meta(leaf);  // its hooks already ran in the engine
-  if (!grad_enabled()) {
-    // The graph is not needed: own a plain contiguous buffer that later
-    // steps can add into in place.
-    if (!g.is_contiguous() || g.storage().use_count() > 1 || g.requires_grad()) g = g.detach().clone();
+  decltype(AutogradMeta::post_accumulate_hooks) post_hooks;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& m = meta(leaf);  // its hooks already ran in the engine
+    if (!grad_enabled()) {
+      // The graph is not needed: own a plain contiguous buffer that later
+      // steps can add into in place.
+      if (!g.is_contiguous() || g.storage().use_count() > 1 || g.requires_grad()) g = g.detach().clone();
+    }
+    if (!m.grad.defined()) {
+      m.grad = g;
+    } else if (grad_enabled()) {
+      m.grad = add(m.grad, g);
+    } else {
+      m.grad.add_(g);
+    }
+    post_hooks = m.post_accumulate_hooks;  // a copy: a hook may remove itself
   }
-  if (!m.grad.defined()) {
-    m.grad = g;
-  } else if (grad_enabled()) {
-    m.grad = add(m.grad, g);
-  } else {
-    m.grad.add_(g);
-  }
+  for (auto& [id, hook] : post_hooks) hook(leaf);
   return {};
 }
 
@@ -161,6 +167,9 @@ Edge gradient_edge(const Tensor& t) {
   auto acc = m->grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    // Run as soon as ready (the engine runs the highest first): hooks on the
+    // leaf's .grad, such as DDP's, then see each gradient early in backward.
+    acc->sequence_nr = std::numeric_limits<uint64_t>::max();
     acc->outputs.push_back({t.shape(), t.dtype(), t.device()});
     m->grad_accumulator = acc;
   }

@@ -127,4 +127,26 @@ void Tensor::remove_hook(int handle) const {
   if (m->grad_fn) drop(m->grad_fn->tensor_hooks[m->output_nr]);
 }
 
+namespace autograd {
+
+int register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook) {
+  EMBER_CHECK(leaf.requires_grad(), Error, "register_post_accumulate_grad_hook: cannot register a hook on a "
+              "tensor that doesn't require gradient");
+  EMBER_CHECK(leaf.is_leaf(), Error, "register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+              "registered on non-leaf tensors");
+  const int id = ++g_next_hook;
+  meta(leaf).post_accumulate_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void remove_post_accumulate_grad_hook(const Tensor& leaf, int handle) {
+  auto* m = meta_if(leaf);
+  if (!m) return;
+  auto& list = m->post_accumulate_hooks;
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (it->first == handle) { list.erase(it); return; }
+  }
+}
+
+}  // namespace autograd
 }  // namespace ember

@@ -23,6 +23,25 @@ Tensor._register_hook_raw = Tensor.register_hook
 Tensor.register_hook = _register_hook
 
 
+class _PostAccumulateGradHookHandle:
+    """Returned by register_post_accumulate_grad_hook; .remove() unregisters it."""
+
+    def __init__(self, tensor, hook_id):
+        self._tensor = tensor
+        self._id = hook_id
+
+    def remove(self):
+        self._tensor._remove_post_accumulate_grad_hook(self._id)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """hook(tensor) runs after backward accumulated into tensor.grad (leaves only)."""
+    return _PostAccumulateGradHookHandle(self, self._register_post_accumulate_grad_hook(hook))
+
+
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+
+
 def _iter(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")

@@ -1,4 +1,5 @@
 // Autograd from Python: backward, grad, grad modes, hooks, grad_fn.
+#include <ember/autograd/engine.h>
 #include <ember/autograd/meta.h>
 
 #include "bind.h"
@@ -13,6 +14,18 @@ std::vector<Tensor> tensor_list(py::handle obj) {
   for (auto item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
   return out;
 }
+
+// Python objects held by a C++ callback that backward copies and drops with
+// the GIL released: the holder takes the GIL to let them go.
+struct PyHeld {
+  py::object obj;
+  explicit PyHeld(py::object o) : obj(std::move(o)) {}
+  ~PyHeld() {
+    if (!Py_IsInitialized()) { obj.release(); return; }
+    py::gil_scoped_acquire gil;
+    obj = py::object();
+  }
+};
 
 // An undefined tensor (no gradient) is None in Python, as in torch.
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::object(py::none()); }
@@ -71,7 +84,31 @@ void init_autograd(py::module_& m) {
         });
         return id;
       })
-      .def("_remove_hook", [](const Tensor& t, int id) { t.remove_hook(id); });
+      .def("_remove_hook", [](const Tensor& t, int id) { t.remove_hook(id); })
+      .def("_register_post_accumulate_grad_hook", [](py::object self, py::function fn) {
+        // The hook gets the Python object itself (a Parameter stays one); held
+        // weakly, since the tensor owns the hook.
+        auto weak_self = std::make_shared<PyHeld>(py::weakref(self));
+        auto hook = std::make_shared<PyHeld>(fn);
+        return autograd::register_post_accumulate_grad_hook(
+            self.cast<const Tensor&>(), [weak_self, hook](const Tensor& leaf) {
+              py::gil_scoped_acquire gil;
+              py::object obj = weak_self->obj();
+              py::object r = hook->obj(obj.is_none() ? py::cast(leaf) : obj);
+              EMBER_CHECK(r.is_none(), Error, "register_post_accumulate_grad_hook: the hook returned ",
+                          type_name(r), "; a post accumulate grad hook must return None");
+            });
+      })
+      .def("_remove_post_accumulate_grad_hook",
+           [](const Tensor& t, int id) { autograd::remove_post_accumulate_grad_hook(t, id); });
+
+  m.def("_queue_callback", [](py::function fn) {
+    auto held = std::make_shared<PyHeld>(fn);
+    autograd::queue_callback([held]() {
+      py::gil_scoped_acquire gil;
+      held->obj();
+    });
+  });
 
   m.def("is_grad_enabled", &autograd::grad_enabled);
   m.def("_set_grad_enabled", &autograd::set_grad_enabled);

@@ -178,3 +178,54 @@ TEST_CASE("backward needs a gradient for non-scalar outputs", "[autograd][errors
   require_values(x.grad(), {2, 2});
   require_throws<Error>([] { zeros({1}).backward(); }, "does not require grad");
 }
+
+TEST_CASE("post accumulate grad hooks run after .grad is written", "[autograd][hooks]") {
+  Tensor w = leaf({1, 2}, {2});
+  std::vector<std::vector<double>> seen;
+  const int id = autograd::register_post_accumulate_grad_hook(
+      w, [&seen](const Tensor& t) { seen.push_back(test::to_vector(t.grad())); });
+  w.mul(scalar_tensor(3.0)).sum().backward();
+  w.mul(scalar_tensor(2.0)).sum().backward();
+  REQUIRE(seen.size() == 2);
+  REQUIRE(seen[0] == std::vector<double>{3, 3});
+  REQUIRE(seen[1] == std::vector<double>{5, 5});  // sees the accumulated value
+
+  // autograd::grad returns gradients without accumulating: no hook.
+  autograd::grad({w.sum()}, {w}, {}, false, false, false);
+  REQUIRE(seen.size() == 2);
+
+  autograd::remove_post_accumulate_grad_hook(w, id);
+  w.sum().backward();
+  REQUIRE(seen.size() == 2);
+
+  require_throws<Error>([&] { autograd::register_post_accumulate_grad_hook(w.mul(w), [](const Tensor&) {}); },
+                        "non-leaf");
+  require_throws<Error>([] { autograd::register_post_accumulate_grad_hook(zeros({1}), [](const Tensor&) {}); },
+                        "doesn't require gradient");
+}
+
+TEST_CASE("queued callbacks run once when backward finishes", "[autograd][hooks]") {
+  Tensor a = leaf({1}, {1});
+  Tensor b = leaf({2}, {1});
+  std::vector<std::string> order;
+  int calls = 0;
+  // Queued from a's hook: runs after b's gradient is in as well.
+  autograd::register_post_accumulate_grad_hook(a, [&](const Tensor&) {
+    order.push_back("a");
+    if (calls++ == 0) {
+      autograd::queue_callback([&] {
+        order.push_back(b.grad().defined() ? "callback after b" : "callback before b");
+        autograd::queue_callback([&] { order.push_back("nested"); });
+      });
+    }
+  });
+  autograd::register_post_accumulate_grad_hook(b, [&](const Tensor&) { order.push_back("b"); });
+  a.mul(b).sum().backward();
+  REQUIRE(order.size() == 4);
+  REQUIRE(order[2] == "callback after b");
+  REQUIRE(order[3] == "nested");
+  a.mul(b).sum().backward();  // not queued again: runs once per backward
+  REQUIRE(order.size() == 6);
+
+  require_throws<Error>([] { autograd::queue_callback([] {}); }, "while a backward pass is running");
+}

@@ -693,3 +693,48 @@ def test_grad_materialize_grads():
     gx, gz = ember.autograd.grad((x * 2).sum(), [x, z], materialize_grads=True)
     assert_close(gx, [2.0, 2.0])
     assert_close(gz, [0.0])
+
+
+def test_post_accumulate_grad_hook():
+    w = ember.nn.Parameter(ember.tensor([1.0, 2.0]))
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda p: seen.append((p, p.grad.tolist())))
+    (w * 3).sum().backward()
+    (w * 2).sum().backward()
+    assert [g for _, g in seen] == [[3.0, 3.0], [5.0, 5.0]]
+    assert seen[0][0] is w  # the parameter itself, as in torch
+    ember.autograd.grad((w * w).sum(), w)  # returns, does not accumulate: no hook
+    assert len(seen) == 2
+    handle.remove()
+    w.sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (w * 2).register_post_accumulate_grad_hook(lambda p: None)
+    with pytest.raises(RuntimeError, match="must return None"):
+        w.register_post_accumulate_grad_hook(lambda p: p)
+        w.sum().backward()
+
+
+def test_queue_callback_runs_at_end_of_backward():
+    a = leaf([1.0])
+    b = leaf([2.0])
+    order = []
+
+    def hook(p):
+        order.append("a")
+        ember._C._queue_callback(lambda: order.append(("callback", b.grad is not None)))
+
+    a.register_post_accumulate_grad_hook(hook)
+    b.register_post_accumulate_grad_hook(lambda p: order.append("b"))
+    (a * b).sum().backward()
+    assert sorted(order[:2]) == ["a", "b"] and order[2] == ("callback", True)
+    with pytest.raises(RuntimeError, match="while a backward pass is running"):
+        ember._C._queue_callback(lambda: None)
+
+    def failing():
+        raise ValueError("from the callback")
+
+    c = leaf([1.0])
+    c.register_hook(lambda g: ember._C._queue_callback(failing))
+    with pytest.raises(ValueError, match="from the callback"):
+        (c * 2).sum().backward()
