@@ -28,6 +28,7 @@
 #include <ember/core/tensor.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
+#include <ember/nn/attention.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/conv_layers.h>
 #include <ember/nn/layers.h>
