@@ -36,3 +36,4 @@
 #include <ember/nn/norm_layers.h>
 #include <ember/nn/serialize.h>
 #include <ember/optim/optimizer.h>
+#include <ember/optim/serialize.h>
