@@ -839,3 +839,36 @@ def test_conv_padding_mode_errors():
         nn.Conv2d(1, 1, 3, padding_mode="mirror")
     with pytest.raises(ValueError, match='Only "zeros" padding mode'):
         nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")
+
+
+# ---- pickling and deep-copying whole models -----------------------------------------------------
+
+def _small_model():
+    ember.manual_seed(6)
+    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 3))
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_models_pickle_and_deepcopy(how):
+    import copy
+    import pickle
+    model = _small_model()
+    x = ember.randn(2, 1, 4, 4)
+    model(x)  # running stats move off their initial values
+    model.eval()
+    clone = pickle.loads(pickle.dumps(model)) if how == "pickle" else copy.deepcopy(model)
+    assert type(clone) is nn.Sequential and not clone.training
+    assert [type(p) for p in clone.parameters()] == [nn.Parameter] * len(list(model.parameters()))
+    assert list(clone.state_dict()) == list(model.state_dict())
+    for (name, a), b in zip(model.state_dict().items(), clone.state_dict().values()):
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(npy(a), npy(b), err_msg=name)
+    close(clone(x), npy(model(x)), rtol=0, atol=0)
+    # The copy owns its tensors: training it leaves the original alone.
+    before = npy(model[4].weight).copy()
+    clone.train()
+    clone(x).sum().backward()
+    with ember.no_grad():
+        clone[4].weight.sub_(clone[4].weight.grad)
+    np.testing.assert_array_equal(npy(model[4].weight), before)
+    assert model[4].weight.grad is None
