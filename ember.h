@@ -30,6 +30,7 @@
 #include <ember/cuda/cuda_api.h>
 #include <ember/distributed/reducer.h>
 #include <ember/distributed/tcp_store.h>
+#include <ember/nn/attention.h>
 #include <ember/nn/functional.h>
 #include <ember/nn/conv_layers.h>
 #include <ember/nn/layers.h>
@@ -37,3 +38,4 @@
 #include <ember/nn/norm_layers.h>
 #include <ember/nn/serialize.h>
 #include <ember/optim/optimizer.h>
+#include <ember/optim/serialize.h>

@@ -10,7 +10,8 @@
 
 namespace ember::nn {
 
-ConvNd::ConvNd(const char* name, int64_t spatial_dims, ConvOptions o) : UnaryModule(name), options(std::move(o)) {
+ConvNd::ConvNd(const char* name, int64_t spatial_dims, ConvOptions o, bool transposed)
+    : UnaryModule(name), options(std::move(o)) {
   IntList& k = options.kernel_size_;
   if (k.size() == 1) k.assign(spatial_dims, k[0]);
   EMBER_CHECK(static_cast<int64_t>(k.size()) == spatial_dims, ValueError, name, ": kernel_size must have ",
@@ -22,7 +23,13 @@ ConvNd::ConvNd(const char* name, int64_t spatial_dims, ConvOptions o) : UnaryMod
   EMBER_CHECK(g > 0, ValueError, name, ": groups must be a positive integer, got ", g);
   EMBER_CHECK(in % g == 0, ValueError, name, ": in_channels (", in, ") must be divisible by groups (", g, ")");
   EMBER_CHECK(out % g == 0, ValueError, name, ": out_channels (", out, ") must be divisible by groups (", g, ")");
-  Shape wshape{out, in / g};
+  if (transposed) {
+    IntList& op = options.output_padding_;
+    if (op.size() == 1) op.assign(spatial_dims, op[0]);
+    EMBER_CHECK(static_cast<int64_t>(op.size()) == spatial_dims, ValueError, name, ": output_padding must have ",
+                spatial_dims, " values, got ", op.size());
+  }
+  Shape wshape = transposed ? Shape{in, out / g} : Shape{out, in / g};
   for (int64_t v : k) wshape.push_back(v);
   weight = register_parameter("weight", empty(wshape));
   if (options.bias_) bias = register_parameter("bias", empty({out}));
@@ -32,7 +39,7 @@ ConvNd::ConvNd(const char* name, int64_t spatial_dims, ConvOptions o) : UnaryMod
 void ConvNd::reset_parameters() {
   NoGradGuard no_grad;
   // kaiming_uniform(a=sqrt(5)) gives bound 1/sqrt(fan_in); torch's bias uses the same bound.
-  int64_t fan_in = options.in_channels_ / options.groups_;
+  int64_t fan_in = weight.size(1);
   for (int64_t v : options.kernel_size_) fan_in *= v;
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
   weight.uniform_(-bound, bound);
@@ -49,6 +56,13 @@ Conv2d::Conv2d(ConvOptions o) : ConvNd("Conv2d", 2, std::move(o)) {}
 
 Tensor Conv2d::forward(const Tensor& input) {
   return conv2d(input, weight, bias, options.stride_, options.padding_, options.dilation_, options.groups_);
+}
+
+ConvTranspose2d::ConvTranspose2d(ConvOptions o) : ConvNd("ConvTranspose2d", 2, std::move(o), true) {}
+
+Tensor ConvTranspose2d::forward(const Tensor& input) {
+  return conv_transpose2d(input, weight, bias, options.stride_, options.padding_, options.output_padding_,
+                          options.groups_, options.dilation_);
 }
 
 Tensor MaxPool2d::forward(const Tensor& input) {

@@ -1,5 +1,5 @@
 // Convolution and pooling layers of the C++ frontend: Conv2d, Conv1d,
-// MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, as torch::nn. Options are
+// ConvTranspose2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, as torch::nn. Options are
 // libtorch-style builders: Conv2d(Conv2dOptions(1, 8, 3).stride(2).padding(1)).
 #pragma once
 #include <cstdint>
@@ -26,17 +26,23 @@ struct ConvOptions {
   ConvOptions& dilation(int64_t v) { return dilation(IntList{v}); }
   ConvOptions& groups(int64_t v) { groups_ = v; return *this; }
   ConvOptions& bias(bool v) { bias_ = v; return *this; }
+  // ConvTranspose2d only: extra rows/columns on one side of the output.
+  ConvOptions& output_padding(IntList v) { output_padding_ = std::move(v); return *this; }
+  ConvOptions& output_padding(int64_t v) { return output_padding(IntList{v}); }
 
   int64_t in_channels_, out_channels_;
-  IntList kernel_size_, stride_{1}, padding_{0}, dilation_{1};
+  IntList kernel_size_, stride_{1}, padding_{0}, dilation_{1}, output_padding_{0};
   int64_t groups_ = 1;
   bool bias_ = true;
 };
 using Conv1dOptions = ConvOptions;
 using Conv2dOptions = ConvOptions;
+using ConvTranspose2dOptions = ConvOptions;
 
-// Shared by Conv1d and Conv2d: weight [out, in/groups, *kernel], PyTorch's
-// default init (kaiming_uniform a=sqrt(5): bound 1/sqrt(fan_in) for weight and bias).
+// Shared by the conv layers: weight [out, in/groups, *kernel] ([in,
+// out/groups, *kernel] when transposed), PyTorch's default init
+// (kaiming_uniform a=sqrt(5): bound 1/sqrt(fan_in) for weight and bias, with
+// fan_in = weight.size(1) * kernel elements, as torch computes it).
 class ConvNd : public UnaryModule {
  public:
   void reset_parameters();
@@ -44,7 +50,7 @@ class ConvNd : public UnaryModule {
   Tensor weight, bias;  // bias undefined when options.bias_ is false
 
  protected:
-  ConvNd(const char* name, int64_t spatial_dims, ConvOptions options);
+  ConvNd(const char* name, int64_t spatial_dims, ConvOptions options, bool transposed = false);
 };
 
 class Conv1d : public ConvNd {
@@ -60,6 +66,16 @@ class Conv2d : public ConvNd {
   explicit Conv2d(ConvOptions options);
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
       : Conv2d(ConvOptions(in_channels, out_channels, kernel_size)) {}
+  Tensor forward(const Tensor& input) override;
+};
+
+// The gradient of Conv2d with respect to its input: upsamples by stride.
+// Output size (H - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1.
+class ConvTranspose2d : public ConvNd {
+ public:
+  explicit ConvTranspose2d(ConvOptions options);
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : ConvTranspose2d(ConvOptions(in_channels, out_channels, kernel_size)) {}
   Tensor forward(const Tensor& input) override;
 };
 

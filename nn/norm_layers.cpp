@@ -73,6 +73,13 @@ LayerNorm::LayerNorm(Shape shape, double eps, bool elementwise_affine, bool with
 
 Tensor LayerNorm::forward(const Tensor& input) { return layer_norm(input, normalized_shape, weight, bias, eps); }
 
+RMSNorm::RMSNorm(Shape shape, std::optional<double> eps, bool elementwise_affine)
+    : UnaryModule("RMSNorm"), normalized_shape(std::move(shape)), eps(eps) {
+  if (elementwise_affine) weight = register_parameter("weight", ones(normalized_shape));
+}
+
+Tensor RMSNorm::forward(const Tensor& input) { return rms_norm(input, normalized_shape, weight, eps); }
+
 GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, double eps, bool affine)
     : UnaryModule("GroupNorm"), num_groups(num_groups), num_channels(num_channels), eps(eps) {
   EMBER_CHECK(num_groups > 0 && num_channels % num_groups == 0, ValueError,

@@ -64,6 +64,17 @@ class LayerNorm : public UnaryModule {
   Tensor weight, bias;
 };
 
+// Root-mean-square norm over the trailing normalized_shape, weight ones.
+// eps nullopt: the machine epsilon of the input's dtype, as torch's eps=None.
+class RMSNorm : public UnaryModule {
+ public:
+  explicit RMSNorm(Shape normalized_shape, std::optional<double> eps = std::nullopt, bool elementwise_affine = true);
+  Tensor forward(const Tensor& input) override;
+  Shape normalized_shape;
+  std::optional<double> eps;
+  Tensor weight;  // undefined without elementwise_affine
+};
+
 class GroupNorm : public UnaryModule {
  public:
   GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);

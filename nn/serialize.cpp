@@ -47,11 +47,11 @@ bool little_endian() {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// Python's json.dumps of the metadata a plain dict of tensors gets from
-// ember.save: {"version": 1, "structure": {"D": [[key, {"T": name}], ...]}}.
-std::string ember_metadata(const NamedTensors& tensors, std::vector<std::string>& names) {
+// Python's json.dumps of the structure a plain dict of tensors gets from
+// ember.save: {"D": [[key, {"T": name}], ...]}.
+std::string plain_dict_structure(const NamedTensors& tensors, std::vector<std::string>& names) {
   std::set<std::string> used;
-  std::string s = "{\"version\": 1, \"structure\": {\"D\": [";
+  std::string s = "{\"D\": [";
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::string name = tensors[i].first.empty() ? "tensor" : tensors[i].first;
     while (used.count(name)) name += "_";  // as Python: distinct keys never collide, "" aside
@@ -60,7 +60,7 @@ std::string ember_metadata(const NamedTensors& tensors, std::vector<std::string>
     if (i) s += ", ";
     s += "[" + json::quote(tensors[i].first) + ", {\"T\": " + json::quote(name) + "}]";
   }
-  return s + "]}}";
+  return s + "]}";
 }
 
 void write_atomic(const std::string& path, const std::vector<std::pair<const void*, size_t>>& chunks) {
@@ -106,20 +106,17 @@ void write_atomic(const std::string& path, const std::vector<std::pair<const voi
 
 }  // namespace
 
-void save(const NamedTensors& tensors, const std::string& path) {
-  EMBER_CHECK(little_endian(), NotImplementedError, "ember::save: big-endian hosts are not supported");
-  std::vector<std::string> names;
-  const std::string metadata = ember_metadata(tensors, names);
+namespace serialize_detail {
 
-  // Header entries go in sorted name order, as Python's ember.save writes them.
-  std::map<std::string, Tensor> by_name;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i].second;
-    EMBER_CHECK(t.defined(), ValueError, "ember::save: tensor \"", tensors[i].first, "\" is undefined");
+void write_file(const std::map<std::string, Tensor>& by_name, const std::string& structure, const std::string& path) {
+  EMBER_CHECK(little_endian(), NotImplementedError, "ember::save: big-endian hosts are not supported");
+  for (const auto& [name, t] : by_name) {
+    EMBER_CHECK(t.defined(), ValueError, "ember::save: tensor \"", name, "\" is undefined");
     EMBER_CHECK(safetensors_name(t.dtype()), TypeError, "ember::save: tensors of dtype ", dtype_name(t.dtype()),
                 " cannot be saved");
-    by_name[names[i]] = t;
   }
+  const std::string metadata = "{\"version\": 1, \"structure\": " + structure + "}";
+  // Header entries go in sorted name order (the map's), as Python's ember.save writes them.
   NoGradGuard no_grad;
   std::vector<Tensor> data;  // contiguous CPU copies, kept alive until written
   std::string head = "{";
@@ -143,14 +140,27 @@ void save(const NamedTensors& tensors, const std::string& path) {
   write_atomic(path, chunks);
 }
 
+}  // namespace serialize_detail
+
+void save(const NamedTensors& tensors, const std::string& path) {
+  std::vector<std::string> names;
+  const std::string structure = plain_dict_structure(tensors, names);
+  std::map<std::string, Tensor> by_name;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EMBER_CHECK(tensors[i].second.defined(), ValueError, "ember::save: tensor \"", tensors[i].first,
+                "\" is undefined");
+    by_name[names[i]] = tensors[i].second;
+  }
+  serialize_detail::write_file(by_name, structure, path);
+}
+
 namespace {
 
-// Keys and tensor names of ember's plain-dict metadata, when the file has it.
-bool ember_order(const std::string& path, const json::Value* meta,
-                 std::vector<std::pair<std::string, std::string>>& order) {
-  if (!meta || meta->kind != json::Value::Object) return false;
+// The "structure" entry of ember's metadata, or a Null value when the file has none.
+json::Value ember_structure(const std::string& path, const json::Value* meta) {
+  if (!meta || meta->kind != json::Value::Object) return {};
   const json::Value* e = meta->find("ember");
-  if (!e || e->kind != json::Value::String) return false;
+  if (!e || e->kind != json::Value::String) return {};
   json::Value info;
   try {
     info = json::parse(e->text);
@@ -158,7 +168,12 @@ bool ember_order(const std::string& path, const json::Value* meta,
     throw Error(path + ": malformed ember metadata in __metadata__ (" + ex.what() + ")");
   }
   const json::Value* st = info.find("structure");
-  const json::Value* d = st ? st->find("D") : nullptr;
+  return st ? *st : json::Value{};
+}
+
+// Keys and tensor names of a plain dict of tensors, when the structure is one.
+bool plain_dict_order(const json::Value& structure, std::vector<std::pair<std::string, std::string>>& order) {
+  const json::Value* d = structure.find("D");
   if (!d || d->kind != json::Value::Array) return false;  // not a plain dict: header order
   for (const auto& item : d->items) {
     if (item.kind != json::Value::Array || item.items.size() != 2 || item.items[0].kind != json::Value::String)
@@ -172,7 +187,8 @@ bool ember_order(const std::string& path, const json::Value* meta,
 
 }  // namespace
 
-NamedTensors load(const std::string& path) {
+json::Value serialize_detail::read_file(const std::string& path, std::map<std::string, Tensor>& tensors,
+                                       NamedTensors& header_order) {
   EMBER_CHECK(little_endian(), NotImplementedError, "ember::load: big-endian hosts are not supported");
   std::ifstream in(path, std::ios::binary);
   EMBER_CHECK(in, Error, "ember::load: cannot open ", path, ": ", errno_text());
@@ -194,8 +210,6 @@ NamedTensors load(const std::string& path) {
               ": not a safetensors file (header is not a JSON object)");
   const uint64_t body = 8 + n, data_len = file.size() - body;
 
-  std::map<std::string, Tensor> tensors;
-  std::vector<std::pair<std::string, Tensor>> header_order;
   std::vector<std::tuple<uint64_t, uint64_t, std::string>> spans;
   const json::Value* meta = nullptr;
   for (const auto& [name, info] : header.members) {
@@ -248,8 +262,15 @@ NamedTensors load(const std::string& path) {
                 "\" overlap in the data");
   }
 
+  return ember_structure(path, meta);
+}
+
+NamedTensors load(const std::string& path) {
+  std::map<std::string, Tensor> tensors;
+  NamedTensors header_order;
+  const json::Value structure = serialize_detail::read_file(path, tensors, header_order);
   std::vector<std::pair<std::string, std::string>> order;
-  if (!ember_order(path, meta, order)) return header_order;
+  if (!plain_dict_order(structure, order)) return header_order;
   NamedTensors out;
   for (const auto& [key, name] : order) {
     auto it = tensors.find(name);

@@ -6,11 +6,13 @@
 //   N bytes   JSON {name: {"dtype", "shape", "data_offsets"}, "__metadata__": {...}}
 //   rest      raw little-endian tensor data
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ember/core/tensor.h>
+#include <ember/nn/json.h>
 
 namespace ember {
 
@@ -29,5 +31,15 @@ NamedTensors load(const std::string& path);
 // A module's state_dict(), and load_state_dict() from a file (strict).
 void save(const nn::Module& module, const std::string& path);
 void load(nn::Module& module, const std::string& path);
+
+// The file layer under save/load, shared with optim/serialize.cpp: tensors
+// under their file names plus the JSON "structure" Python's ember.save writes
+// ({"D": [[key, value], ...]}, {"L": [...]}, {"U": [...]}, {"T": name}, plain
+// JSON values), which is how nested state dicts round-trip with Python.
+namespace serialize_detail {
+void write_file(const std::map<std::string, Tensor>& tensors, const std::string& structure, const std::string& path);
+// Every tensor by file name (and in header order); returns the structure (Null if none).
+json::Value read_file(const std::string& path, std::map<std::string, Tensor>& tensors, NamedTensors& header_order);
+}  // namespace serialize_detail
 
 }  // namespace ember

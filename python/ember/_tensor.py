@@ -74,3 +74,67 @@ def _size_method(self, dim=None):
 
 
 Tensor.size = _size_method
+
+
+# ---- pickle and copy.deepcopy
+# A tensor pickles as its values (a numpy array; bfloat16, which numpy lacks, as
+# float32 widened exactly), dtype, device and requires_grad. Views are saved as
+# copies: storage sharing between tensors is not kept, unlike torch.
+
+def _dtype_by_name(name):
+    import ember
+    dtype = getattr(ember, name.rpartition(".")[2], None)
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"cannot unpickle a tensor of unknown dtype {name!r}")
+    return dtype
+
+
+def _rebuild_tensor(array, dtype_name, device, requires_grad):
+    """Inverse of Tensor.__reduce_ex__ (stable name: pickles refer to it)."""
+    import numpy as np
+    import ember
+    # A private, writable copy; contiguous() also fixes the (0, 0) strides numpy gives empty copies.
+    t = ember.from_numpy(np.array(array, copy=True, order="C")).contiguous()
+    dtype = _dtype_by_name(dtype_name)
+    if t.dtype != dtype:
+        t = t.to(dtype)
+    if device != "cpu":
+        t = t.to(device)
+    return t.requires_grad_(requires_grad)
+
+
+def _reduce_ex(self, protocol):
+    import ember
+    if self.requires_grad and not self.is_leaf:
+        raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
+                           "does not support crossing process boundaries. If you just want to transfer the data, "
+                           "call detach() on the tensor before serializing (e.g., putting it on the queue).")
+    data = self.detach()
+    if data.device.type != "cpu":
+        data = data.cpu()
+    if data.dtype == ember.bfloat16:
+        data = data.float()
+    return (_rebuild_tensor, (data.numpy(), str(self.dtype), str(self.device), self.requires_grad))
+
+
+def _deepcopy(self, memo):
+    """A leaf's deep copy: new storage, the same requires_grad, and a copy of .grad (as torch)."""
+    if id(self) in memo:
+        return memo[id(self)]
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment. If you were attempting to deepcopy a module, this may be "
+                           "because of a torch.nn.utils.weight_norm usage, see "
+                           "https://github.com/pytorch/pytorch/pull/103001")
+    new = self.detach().clone()
+    if type(self) is not Tensor:  # subclasses (Parameter) keep their class, as in __reduce_ex__
+        new.__class__ = type(self)
+    new.requires_grad_(self.requires_grad)
+    memo[id(self)] = new
+    if self.grad is not None:
+        new.grad = _deepcopy(self.grad, memo)
+    return new
+
+
+Tensor.__reduce_ex__ = _reduce_ex
+Tensor.__deepcopy__ = _deepcopy

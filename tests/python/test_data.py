@@ -387,3 +387,15 @@ def test_worker_random_state_follows_generator():
     assert other != runs[0]
     flat = sum(runs[0], [])
     assert len({tuple(x) for x in flat}) == 8  # workers do not repeat each other's draws
+
+
+def test_spawned_workers_get_pickled_tensors():
+    # 'spawn' starts fresh interpreters, so the dataset's tensors travel by pickle.
+    x = ember.arange(14).float().reshape(7, 2)
+    y = ember.arange(7)
+    dl = DataLoader(TensorDataset(x, y), batch_size=3, num_workers=2, multiprocessing_context="spawn",
+                    timeout=30)
+    batches = list(dl)
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert batches[1][0].tolist() == [[6.0, 7.0], [8.0, 9.0], [10.0, 11.0]]
+    assert batches[0][0].dtype == ember.float32

@@ -370,6 +370,144 @@ def test_multihead_attention_grad_and_params():
         nn.MultiheadAttention(5, 2)
 
 
+def _np_mha_general(mha, q, k, v, attn_mask=None, key_padding_mask=None):
+    """Reference for every MultiheadAttention variant (sequence-first inputs, bool masks, True = blocked):
+    separate or packed projection weights, bias_k / bias_v and a zero key/value appended after the keys."""
+    E, H = mha.embed_dim, mha.num_heads
+    D = E // H
+    if mha.in_proj_weight is not None:
+        Wq, Wk, Wv = np.split(npy(mha.in_proj_weight), 3)
+    else:
+        Wq, Wk, Wv = npy(mha.q_proj_weight), npy(mha.k_proj_weight), npy(mha.v_proj_weight)
+    b = npy(mha.in_proj_bias) if mha.in_proj_bias is not None else np.zeros(3 * E)
+    qp, kp, vp = q @ Wq.T + b[:E], k @ Wk.T + b[E:2 * E], v @ Wv.T + b[2 * E:]
+    L, N, _ = q.shape
+    am = np.zeros((L, k.shape[0]), bool) if attn_mask is None else attn_mask
+    kpm = np.zeros((N, k.shape[0]), bool) if key_padding_mask is None else key_padding_mask
+    extra = []
+    if mha.bias_k is not None:
+        extra.append((np.broadcast_to(npy(mha.bias_k), (1, N, E)), np.broadcast_to(npy(mha.bias_v), (1, N, E))))
+    if mha.add_zero_attn:
+        extra.append((np.zeros((1, N, E)), np.zeros((1, N, E))))
+    for ek, ev in extra:  # a zero key projects to zero here because it is appended after projection
+        kp, vp = np.concatenate([kp, ek]), np.concatenate([vp, ev])
+        am = np.concatenate([am, np.zeros((L, 1), bool)], 1)
+        kpm = np.concatenate([kpm, np.zeros((N, 1), bool)], 1)
+    S = kp.shape[0]
+
+    def heads(x, n):
+        return x.reshape(n, N, H, D).transpose(1, 2, 0, 3)
+
+    scores = heads(qp, L) @ heads(kp, S).swapaxes(-1, -2) / np.sqrt(D)
+    scores = np.where(am, -np.inf, scores)
+    scores = np.where(kpm[:, None, None, :], -np.inf, scores)
+    w = _np_softmax(scores)
+    out = (w @ heads(vp, S)).transpose(2, 0, 1, 3).reshape(L, N, E)
+    out = out @ npy(mha.out_proj.weight).T
+    if mha.out_proj.bias is not None:
+        out = out + npy(mha.out_proj.bias)
+    return out, w.mean(1)
+
+
+def _randomize_biases(mha):
+    with ember.no_grad():
+        for p in (mha.in_proj_bias, mha.out_proj.bias):
+            if p is not None:
+                p.uniform_(-0.5, 0.5)
+
+
+def test_multihead_attention_kdim_vdim():
+    ember.manual_seed(2)
+    mha = nn.MultiheadAttention(6, 2, kdim=4, vdim=5)
+    assert not mha._qkv_same_embed_dim and mha.in_proj_weight is None
+    assert [(n, tuple(p.shape)) for n, p in mha.named_parameters()] == [
+        ("q_proj_weight", (6, 6)), ("k_proj_weight", (6, 4)), ("v_proj_weight", (6, 5)), ("in_proj_bias", (18,)),
+        ("out_proj.weight", (6, 6)), ("out_proj.bias", (6,))]
+    for p, fan in ((mha.q_proj_weight, 12), (mha.k_proj_weight, 10), (mha.v_proj_weight, 11)):
+        bound = math.sqrt(6 / fan)  # xavier_uniform per weight
+        assert npy(p).max() <= bound and npy(p).min() >= -bound and np.abs(npy(p)).max() > bound / 2
+    mha.double()
+    _randomize_biases(mha)
+    q, k, v = arr(3, 2, 6), arr(5, 2, 4), arr(5, 2, 5)
+    am = np.triu(np.ones((3, 5), bool), 3)
+    kpm = np.zeros((2, 5), bool)
+    kpm[0, 4] = True
+    out, w = mha(t64(q), t64(k), t64(v), key_padding_mask=ember.tensor(kpm), attn_mask=ember.tensor(am))
+    ref_out, ref_w = _np_mha_general(mha, q, k, v, am, kpm)
+    close(out, ref_out, rtol=1e-9, atol=1e-10)
+    close(w, ref_w, rtol=1e-9, atol=1e-10)
+    # Same kdim/vdim as embed_dim keeps the packed weight.
+    assert nn.MultiheadAttention(6, 2, kdim=6, vdim=6).in_proj_weight.shape == (18, 6)
+    with pytest.raises(AssertionError, match="embedding dimensions 4 and 5"):
+        mha(t64(q), t64(q), t64(q))
+    check_layer_grad(nn.MultiheadAttention(4, 2, kdim=3, vdim=2, bias=False), t64(arr(2, 1, 4), True),
+                     t64(arr(3, 1, 3), True), t64(arr(3, 1, 2), True))
+
+
+def test_multihead_attention_bias_kv_and_zero_attn():
+    ember.manual_seed(3)
+    mha = nn.MultiheadAttention(4, 2, add_bias_kv=True)
+    assert [n for n, _ in mha.named_parameters()] == ["in_proj_weight", "in_proj_bias", "bias_k", "bias_v",
+                                                      "out_proj.weight", "out_proj.bias"]
+    assert mha.bias_k.shape == (1, 1, 4) and mha.bias_v.shape == (1, 1, 4)
+    assert np.abs(npy(mha.bias_k)).max() > 0  # xavier_normal, not zeros
+    q, k, v = arr(3, 2, 4), arr(5, 2, 4), arr(5, 2, 4)
+    am = np.triu(np.ones((3, 5), bool), 1)
+    kpm = np.zeros((2, 5), bool)
+    kpm[1, 2:] = True
+    for flags in (dict(add_bias_kv=True), dict(add_zero_attn=True), dict(add_bias_kv=True, add_zero_attn=True)):
+        mha = nn.MultiheadAttention(4, 2, kdim=3, **flags).double()
+        _randomize_biases(mha)
+        kk = arr(5, 2, 3)
+        out, w = mha(t64(q), t64(kk), t64(v), key_padding_mask=ember.tensor(kpm), attn_mask=ember.tensor(am))
+        ref_out, ref_w = _np_mha_general(mha, q, kk, v, am, kpm)
+        assert w.shape == (2, 3, 5 + len(flags))
+        close(out, ref_out, rtol=1e-9, atol=1e-10)
+        close(w, ref_w, rtol=1e-9, atol=1e-10)
+        # A float mask is padded with zeros too; batch_first and unbatched inputs work the same way.
+        fm = arr(3, 5)
+        out_f, _ = mha(t64(q), t64(kk), t64(v), attn_mask=t64(fm))
+        assert out_f.shape == (3, 2, 4)
+        single, _ = mha(t64(q[:, 0]), t64(kk[:, 0]), t64(v[:, 0]))
+        ref_single, _ = _np_mha_general(mha, q[:, :1], kk[:, :1], v[:, :1])
+        close(single, ref_single[:, 0], rtol=1e-9, atol=1e-10)
+    check_layer_grad(nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True), t64(arr(2, 1, 4), True),
+                     t64(arr(3, 1, 4), True), t64(arr(3, 1, 4), True))
+
+
+def test_multihead_attention_mask_shapes_are_checked():
+    mha = nn.MultiheadAttention(4, 2)
+    x = t64(arr(3, 2, 4)).float()
+    with pytest.raises(RuntimeError, match="2D attn_mask"):
+        mha(x, x, x, attn_mask=ember.zeros(3, 4, dtype=ember.bool))
+    with pytest.raises(RuntimeError, match="3D attn_mask"):
+        mha(x, x, x, attn_mask=ember.zeros(3, 3, 3, dtype=ember.bool))
+    with pytest.raises(AssertionError, match="key_padding_mask"):
+        mha(x, x, x, key_padding_mask=ember.zeros(3, 2, dtype=ember.bool))
+
+
+@pytest.mark.parametrize("kwargs", [dict(kdim=3, vdim=5), dict(add_bias_kv=True, add_zero_attn=True),
+                                    dict(batch_first=True, bias=False)])
+def test_multihead_attention_matches_torch(kwargs):
+    torch = pytest.importorskip("torch")
+    ember.manual_seed(4)
+    mine = nn.MultiheadAttention(4, 2, **kwargs).double()
+    _randomize_biases(mine)
+    theirs = torch.nn.MultiheadAttention(4, 2, **kwargs).double()
+    assert list(theirs.state_dict()) == list(mine.state_dict())
+    theirs.load_state_dict({k: torch.from_numpy(npy(v).copy()) for k, v in mine.state_dict().items()})
+    kd, vd = kwargs.get("kdim", 4), kwargs.get("vdim", 4)
+    q, k, v = arr(3, 2, 4), arr(5, 2, kd), arr(5, 2, vd)  # [L, N, E]
+    if kwargs.get("batch_first"):
+        q, k, v = (a.transpose(1, 0, 2).copy() for a in (q, k, v))
+    kpm = np.zeros((2, 5), bool)
+    kpm[1, 3:] = True
+    ours = mine(t64(q), t64(k), t64(v), key_padding_mask=ember.tensor(kpm))
+    ref = theirs(*(torch.from_numpy(a) for a in (q, k, v)), key_padding_mask=torch.from_numpy(kpm))
+    close(ours[0], ref[0].detach().numpy(), rtol=1e-9, atol=1e-10)
+    close(ours[1], ref[1].detach().numpy(), rtol=1e-9, atol=1e-10)
+
+
 # ---- Dropout ------------------------------------------------------------------------------------
 
 def test_dropout_train_and_eval():
@@ -478,6 +616,42 @@ def test_conv_transpose2d():
     assert out.shape == (2, 2, 8, 8)
     close(out, ref, rtol=1e-9, atol=1e-10)
 
+
+
+def test_conv_transpose2d_output_size():
+    conv = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1).double()
+    x = arr(2, 3, 4, 4)
+    # Without output_padding the output is 7x7; stride 2 leaves one extra row/column reachable.
+    assert conv(t64(x)).shape == (2, 2, 7, 7)
+    for size in [(8, 7), [2, 2, 8, 7], ember.Size([7, 8]) if hasattr(ember, "Size") else (7, 8)]:
+        out = conv(t64(x), output_size=size)
+        pads = (out.shape[2] - 7, out.shape[3] - 7)
+        assert tuple(out.shape[2:]) == tuple(size)[-2:]
+        ref = np_conv_transpose2d(x, npy(conv.weight), npy(conv.bias), (2, 2), (1, 1), pads)
+        close(out, ref, rtol=1e-9, atol=1e-10)
+    assert conv(t64(x[0]), output_size=(3, 8, 8)).shape == (2, 8, 8)  # unbatched: channels + spatial
+    with pytest.raises(ValueError, match=r"valid sizes range from \[7, 7\] to \[8, 8\]"):
+        conv(t64(x), output_size=(9, 8))
+    with pytest.raises(ValueError, match=r"valid sizes range"):
+        conv(t64(x), output_size=(6, 7))
+    with pytest.raises(ValueError, match="output_size must have 2 or 4 elements"):
+        conv(t64(x), output_size=(8,))
+    # output_size overrides the layer's own output_padding, as in torch.
+    padded = nn.ConvTranspose2d(3, 2, 3, stride=3, output_padding=2).double()
+    assert padded(t64(x)).shape == (2, 2, 14, 14)
+    assert padded(t64(x), output_size=(12, 13)).shape == (2, 2, 12, 13)
+
+
+def test_conv_transpose2d_output_size_matches_torch():
+    torch = pytest.importorskip("torch")
+    ember.manual_seed(5)
+    conv = nn.ConvTranspose2d(2, 4, (3, 2), stride=(3, 2), padding=(1, 0), dilation=(1, 2), groups=2).double()
+    theirs = torch.nn.ConvTranspose2d(2, 4, (3, 2), stride=(3, 2), padding=(1, 0), dilation=(1, 2), groups=2).double()
+    theirs.load_state_dict({k: torch.from_numpy(npy(v).copy()) for k, v in conv.state_dict().items()})
+    x = arr(1, 2, 3, 4)
+    for size in [(7, 9), (9, 10), (8, 10)]:
+        ref = theirs(torch.from_numpy(x), output_size=size).detach().numpy()
+        close(conv(t64(x), output_size=size), ref, rtol=1e-9, atol=1e-10)
 
 # ---- Pooling ------------------------------------------------------------------------------------
 
@@ -665,3 +839,36 @@ def test_conv_padding_mode_errors():
         nn.Conv2d(1, 1, 3, padding_mode="mirror")
     with pytest.raises(ValueError, match='Only "zeros" padding mode'):
         nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")
+
+
+# ---- pickling and deep-copying whole models -----------------------------------------------------
+
+def _small_model():
+    ember.manual_seed(6)
+    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(8, 3))
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_models_pickle_and_deepcopy(how):
+    import copy
+    import pickle
+    model = _small_model()
+    x = ember.randn(2, 1, 4, 4)
+    model(x)  # running stats move off their initial values
+    model.eval()
+    clone = pickle.loads(pickle.dumps(model)) if how == "pickle" else copy.deepcopy(model)
+    assert type(clone) is nn.Sequential and not clone.training
+    assert [type(p) for p in clone.parameters()] == [nn.Parameter] * len(list(model.parameters()))
+    assert list(clone.state_dict()) == list(model.state_dict())
+    for (name, a), b in zip(model.state_dict().items(), clone.state_dict().values()):
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(npy(a), npy(b), err_msg=name)
+    close(clone(x), npy(model(x)), rtol=0, atol=0)
+    # The copy owns its tensors: training it leaves the original alone.
+    before = npy(model[4].weight).copy()
+    clone.train()
+    clone(x).sum().backward()
+    with ember.no_grad():
+        clone[4].weight.sub_(clone[4].weight.grad)
+    np.testing.assert_array_equal(npy(model[4].weight), before)
+    assert model[4].weight.grad is None

@@ -447,3 +447,59 @@ def test_cuda_tensor_on_a_cpu_build_says_so():
     assert ember.cuda.device_count() == 0
     with pytest.raises(RuntimeError, match="without CUDA support.*device='cpu'"):
         ember.zeros(2, device="cuda")
+
+
+# ---- pickle and copy.deepcopy
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_pickle_round_trip_keeps_values_and_dtype(dtype):
+    import pickle
+    src = ember.tensor([[1.5, -2.0, 0.0], [3.25, 1.0, 7.0]]).to(dtype)
+    for t in (src, src.t(), src[:, ::2], src[0, 1], src[:0]):  # views, 0-d and empty too
+        back = pickle.loads(pickle.dumps(t))
+        assert type(back) is ember.Tensor
+        assert back.dtype == dtype and back.shape == t.shape and back.is_contiguous()
+        assert_close(back.float().numpy(), t.float().numpy(), 0, 0)
+
+
+def test_pickle_keeps_requires_grad_and_refuses_non_leaves():
+    import pickle
+    leaf = ember.randn(3).requires_grad_(True)
+    back = pickle.loads(pickle.dumps(leaf))
+    assert back.requires_grad and back.is_leaf and back.grad_fn is None
+    with ember.no_grad():
+        back.add_(1)  # new storage: the original is untouched
+    assert_close(back.detach().numpy(), leaf.detach().numpy() + 1, 1e-6, 1e-6)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        pickle.dumps(leaf * 2)
+    assert pickle.loads(pickle.dumps((leaf * 2).detach())).requires_grad is False
+
+
+def test_deepcopy_copies_storage_and_grad():
+    import copy
+    t = ember.randn(2, 3).requires_grad_(True)
+    t.sum().backward()
+    c = copy.deepcopy(t)
+    assert c.requires_grad and c.is_leaf and c.grad is not None
+    assert_close(c.grad.numpy(), np.ones((2, 3)), 0, 0)
+    with ember.no_grad():
+        c.add_(1)
+        c.grad.add_(1)
+    assert_close(t.grad.numpy(), np.ones((2, 3)), 0, 0)
+    assert_close(c.detach().numpy(), t.detach().numpy() + 1, 1e-6, 1e-6)
+    pair = copy.deepcopy([t, t])  # the memo keeps shared references shared
+    assert pair[0] is pair[1]
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(t * 2)
+
+
+def test_parameters_stay_parameters_through_pickle_and_deepcopy():
+    import copy
+    import pickle
+    p = ember.nn.Parameter(ember.randn(4))
+    frozen = ember.nn.Parameter(ember.randn(2), requires_grad=False)
+    for q, orig in ((pickle.loads(pickle.dumps(p)), p), (copy.deepcopy(p), p),
+                    (pickle.loads(pickle.dumps(frozen)), frozen)):
+        assert type(q) is ember.nn.Parameter
+        assert q.requires_grad == orig.requires_grad
+        assert_close(q.detach().numpy(), orig.detach().numpy(), 0, 0)

@@ -142,7 +142,29 @@ class ConvTranspose2d(_ConvNd):
                          padding_mode, output_padding, device=device, dtype=dtype)
 
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose2d: output_size is not implemented; use output_padding")
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                   self.groups, self.dilation)
+
+    def _output_padding(self, input, output_size):
+        """self.output_padding, or, given output_size, the padding that reaches it: each spatial size can
+        be anything from the unpadded output size up to stride - 1 more, as in torch."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        batch_dims = 2 if input.dim() == n + 2 else 1
+        output_size = [int(v) for v in output_size]
+        if len(output_size) == batch_dims + n:
+            output_size = output_size[batch_dims:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
+                             f"{batch_dims + n} elements (got {len(output_size)})")
+        spatial = list(input.shape[batch_dims:])
+        min_sizes = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        max_sizes = [min_sizes[d] + self.stride[d] - 1 for d in range(n)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
+                                 f"{min_sizes} to {max_sizes} (for an input of {spatial})")
+        return tuple(size - lo for size, lo in zip(output_size, min_sizes))
