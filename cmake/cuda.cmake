@@ -108,12 +108,19 @@ target_link_libraries(ember_cuda PUBLIC CUDA::cudart_static CUDA::cublas CUDA::c
 set(EMBER_CUDA_RPATH ${CUDAToolkit_LIBRARY_DIR})
 
 # cuDNN 9: header and library in the toolkit or in the system paths.
+# Last resort: the nvidia-cudnn-cu13 wheel of a Python environment (PyTorch's).
 if(EMBER_CUDNN)
+  set(_cudnn_wheel "")
+  find_package(Python COMPONENTS Interpreter QUIET)
+  if(Python_Interpreter_FOUND)
+    execute_process(COMMAND ${Python_EXECUTABLE} -c "import nvidia.cudnn as m; print(list(m.__path__)[0])"
+                    OUTPUT_VARIABLE _cudnn_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
   find_path(EMBER_CUDNN_INCLUDE cudnn_version.h
-    HINTS ${CUDAToolkit_INCLUDE_DIRS} PATHS /usr/include /usr/include/x86_64-linux-gnu)
-  find_library(EMBER_CUDNN_LIBRARY cudnn
+    HINTS ${CUDAToolkit_INCLUDE_DIRS} PATHS /usr/include /usr/include/x86_64-linux-gnu ${_cudnn_wheel}/include)
+  find_library(EMBER_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
     HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib
-    PATHS /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib /usr/local/cuda/lib64)
+    PATHS /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib /usr/local/cuda/lib64 ${_cudnn_wheel}/lib)
   if(EMBER_CUDNN_INCLUDE AND EMBER_CUDNN_LIBRARY)
     file(STRINGS ${EMBER_CUDNN_INCLUDE}/cudnn_version.h _v REGEX "^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) +[0-9]+")
     string(REGEX REPLACE ".*CUDNN_MAJOR +([0-9]+).*" "\\1" _maj "${_v}")
