@@ -32,11 +32,11 @@ if(DEFINED ENV{EMBER_CUDA_ARCHS} AND NOT "$ENV{EMBER_CUDA_ARCHS}" STREQUAL "")
 endif()
 
 if(NOT EMBER_CUDA STREQUAL "OFF")
-  # nvcc is often not on PATH; the toolkit's default prefix is.
-  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
-    find_program(_ember_nvcc nvcc)
-    if(NOT _ember_nvcc)
-      set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  # nvcc is often not on PATH; look where toolkits install it too.
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(EMBER_NVCC nvcc HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda PATH_SUFFIXES bin)
+    if(EMBER_NVCC)
+      set(CMAKE_CUDA_COMPILER ${EMBER_NVCC} CACHE FILEPATH "CUDA compiler")
     endif()
   endif()
   include(CheckLanguage)
