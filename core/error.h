@@ -14,6 +14,7 @@ struct ValueError : Error { using Error::Error; };          // -> ValueError
 struct TypeError : Error { using Error::Error; };           // -> TypeError
 struct IndexError : Error { using Error::Error; };          // -> IndexError
 struct NotImplementedError : Error { using Error::Error; }; // -> NotImplementedError
+struct OutOfMemoryError : Error { using Error::Error; };    // -> ember.OutOfMemoryError (a RuntimeError)
 
 namespace detail {
 inline void append(std::ostringstream&) {}

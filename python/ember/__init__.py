@@ -23,6 +23,7 @@ _preload_blas()
 
 from ember import _C  # noqa: E402
 from ember._C import Tensor, device, dtype  # noqa: F401
+from ember._C import OutOfMemoryError  # noqa: F401  (a RuntimeError, like torch.OutOfMemoryError)
 
 # Every function and dtype the extension exports (ember.zeros, ember.float32,
 # ...), except private names.

@@ -3,8 +3,13 @@
 
 namespace ember::python {
 
+namespace {
+PyObject* out_of_memory_error = nullptr;  // ember.OutOfMemoryError, a RuntimeError
+}  // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "ember's C++ core";
+  out_of_memory_error = py::exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_RuntimeError).ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -16,6 +21,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const OutOfMemoryError& e) {
+      PyErr_SetString(out_of_memory_error, e.what());
     } catch (const Error& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }

@@ -1,0 +1,395 @@
+// The CUDA backend's host-side logic, run without a GPU: the caching
+// allocator against a fake device (a byte counter with a capacity), the
+// architecture check, and the staged copies with host memory posing as the
+// device's.
+#include <cstdint>
+#include <cstring>
+#include <map>
+
+#include <ember/core/tensor_impl.h>
+#include <ember/cuda/arch_list.h>
+#include <ember/cuda/caching_allocator.h>
+#include <ember/cuda/format.h>
+#include <ember/cuda/staged_copy.h>
+
+#include "util.h"
+
+using namespace ember;
+using namespace ember::cuda;
+using test::require_throws;
+using test::require_values;
+using test::to_vector;
+using test::values;
+
+namespace {
+
+constexpr size_t MiB = size_t{1} << 20;
+
+// A device with `capacity` bytes. Pointers are fake (never dereferenced) and
+// segments are placed with gaps, so a merge across segments would show.
+struct FakeDevice {
+  size_t capacity;
+  size_t used = 0;
+  size_t allocs = 0;
+  size_t frees = 0;
+  uintptr_t next = 0x100000000;
+  std::map<uintptr_t, size_t> live;
+};
+
+class FakeBackend : public AllocatorBackend {
+ public:
+  explicit FakeBackend(FakeDevice* dev) : dev_(dev) {}
+  void* raw_alloc(size_t n) override {
+    if (dev_->used + n > dev_->capacity) return nullptr;
+    const uintptr_t p = dev_->next;
+    dev_->next += n + 64 * MiB;
+    dev_->live[p] = n;
+    dev_->used += n;
+    dev_->allocs += 1;
+    return reinterpret_cast<void*>(p);
+  }
+  void raw_free(void* ptr) override {
+    auto it = dev_->live.find(reinterpret_cast<uintptr_t>(ptr));
+    REQUIRE(it != dev_->live.end());  // only segment starts go back to the device
+    dev_->used -= it->second;
+    dev_->live.erase(it);
+    dev_->frees += 1;
+  }
+  MemInfo mem_info() override { return {dev_->capacity - dev_->used, dev_->capacity}; }
+
+ private:
+  FakeDevice* dev_;
+};
+
+CachingAllocator make(FakeDevice& dev) { return CachingAllocator(std::make_unique<FakeBackend>(&dev), 0); }
+
+uintptr_t addr(void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+}  // namespace
+
+TEST_CASE("allocator rounds sizes and picks segment sizes by pool", "[cuda_allocator]") {
+  REQUIRE(CachingAllocator::round_size(1) == 512);
+  REQUIRE(CachingAllocator::round_size(512) == 512);
+  REQUIRE(CachingAllocator::round_size(513) == 1024);
+  REQUIRE(CachingAllocator::segment_size(512) == 2 * MiB);
+  REQUIRE(CachingAllocator::segment_size(MiB) == 2 * MiB);
+  REQUIRE(CachingAllocator::segment_size(MiB + 512) == 20 * MiB);
+  REQUIRE(CachingAllocator::segment_size(10 * MiB) == 10 * MiB);
+  REQUIRE(CachingAllocator::segment_size(11 * MiB) == 12 * MiB);
+}
+
+TEST_CASE("allocator cuts small blocks from one 2 MiB segment", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(1000);
+  void* b = alloc.allocate(1000);
+  void* c = alloc.allocate(100);
+  REQUIRE(dev.allocs == 1);
+  REQUIRE(addr(b) == addr(a) + 1024);
+  REQUIRE(addr(c) == addr(b) + 1024);
+  REQUIRE(alloc.block_size(c) == 512);
+  const AllocatorStats s = alloc.stats();
+  REQUIRE(s.allocated == 2560);
+  REQUIRE(s.requested == 2100);
+  REQUIRE(s.reserved == 2 * MiB);
+  REQUIRE(s.active_blocks == 3);
+  REQUIRE(s.segments == 1);
+  REQUIRE(alloc.allocate(0) == nullptr);
+  alloc.free(nullptr);  // no-op
+}
+
+TEST_CASE("allocator merges freed neighbours and reuses the merged block", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(512 * 1024);
+  void* b = alloc.allocate(512 * 1024);
+  void* c = alloc.allocate(512 * 1024);
+  REQUIRE(dev.allocs == 1);
+  alloc.free(a);
+  alloc.free(b);
+  // a and b merged into one 1 MiB block at a's address: it fits exactly.
+  void* d = alloc.allocate(MiB);
+  REQUIRE(d == a);
+  REQUIRE(dev.allocs == 1);
+  // A segment that still holds a live block is not returned by empty_cache.
+  alloc.free(d);
+  alloc.empty_cache();
+  REQUIRE(dev.frees == 0);
+  REQUIRE(alloc.stats().reserved == 2 * MiB);
+  // Once c is freed, every piece merges back into the whole segment.
+  alloc.free(c);
+  alloc.empty_cache();
+  REQUIRE(dev.frees == 1);
+  REQUIRE(dev.used == 0);
+  REQUIRE(alloc.stats().reserved == 0);
+  REQUIRE(alloc.stats().segments == 0);
+}
+
+TEST_CASE("allocator splits large segments and gives big requests their own", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(3 * MiB);  // from a 20 MiB segment
+  void* b = alloc.allocate(3 * MiB);  // from the rest of it
+  void* c = alloc.allocate(12 * MiB);  // fits in the 14 MiB left
+  REQUIRE(dev.allocs == 1);
+  REQUIRE(addr(b) == addr(a) + 3 * MiB);
+  REQUIRE(addr(c) == addr(b) + 3 * MiB);
+  void* d = alloc.allocate(12 * MiB);  // >= 10 MiB: a 12 MiB segment of its own
+  REQUIRE(dev.allocs == 2);
+  REQUIRE(dev.live.rbegin()->second == 12 * MiB);
+  REQUIRE(alloc.stats().reserved == 32 * MiB);
+  // A small request never takes a block from the large pool.
+  void* e = alloc.allocate(4096);
+  REQUIRE(dev.allocs == 3);
+  for (void* p : {a, b, c, d, e}) alloc.free(p);
+  REQUIRE(alloc.stats().allocated == 0);
+}
+
+TEST_CASE("allocator: a repeated step allocates nothing new from the device", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  const std::vector<size_t> sizes{100, 4096, 300 * 1024, 3 * MiB, 15 * MiB, 700, 5 * MiB + 3, 64};
+  size_t allocs_after_first = 0;
+  for (int step = 0; step < 10; ++step) {
+    std::vector<void*> live;
+    for (size_t n : sizes) live.push_back(alloc.allocate(n));
+    // Free in an order different from allocation, with a temporary in between.
+    alloc.free(live[2]);
+    void* tmp = alloc.allocate(200 * 1024);
+    alloc.free(live[4]);
+    alloc.free(tmp);
+    for (size_t i : {0, 1, 3, 5, 6, 7}) alloc.free(live[i]);
+    if (step == 0) allocs_after_first = dev.allocs;
+    REQUIRE(alloc.stats().allocated == 0);
+  }
+  REQUIRE(dev.allocs == allocs_after_first);
+  REQUIRE(alloc.stats().raw_allocs == allocs_after_first);
+}
+
+TEST_CASE("allocator keeps blocks with the stream they were allocated on", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(4096, /*stream=*/1);
+  alloc.free(a);
+  void* b = alloc.allocate(4096, /*stream=*/2);
+  REQUIRE(dev.allocs == 2);  // stream 2 does not take stream 1's cached block
+  void* c = alloc.allocate(4096, /*stream=*/1);
+  REQUIRE(c == a);
+  REQUIRE(dev.allocs == 2);
+  alloc.free(b);
+  alloc.free(c);
+}
+
+TEST_CASE("allocator tracks current and peak bytes", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(3 * MiB);
+  void* b = alloc.allocate(1000);
+  REQUIRE(alloc.stats().allocated == 3 * MiB + 1024);
+  alloc.free(a);
+  AllocatorStats s = alloc.stats();
+  REQUIRE(s.allocated == 1024);
+  REQUIRE(s.peak_allocated == 3 * MiB + 1024);
+  REQUIRE(s.reserved == 22 * MiB);
+  REQUIRE(s.peak_reserved == 22 * MiB);
+  alloc.reset_peak_stats();
+  REQUIRE(alloc.stats().peak_allocated == 1024);
+  alloc.free(b);
+  alloc.empty_cache();
+  s = alloc.stats();
+  REQUIRE(s.reserved == 0);
+  REQUIRE(s.peak_reserved == 22 * MiB);  // reset_peak set it to the then-current 22 MiB
+  REQUIRE(s.raw_allocs == 2);
+  REQUIRE(s.raw_frees == 2);
+  const std::string text = alloc.summary();
+  REQUIRE(text.find("allocated") != std::string::npos);
+  REQUIRE(text.find("22.00 MiB") != std::string::npos);
+  REQUIRE(text.find("cudaMalloc") != std::string::npos);
+}
+
+TEST_CASE("allocator frees its cache and retries before running out of memory", "[cuda_allocator]") {
+  FakeDevice dev{30 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(15 * MiB);  // a 16 MiB segment
+  alloc.free(a);                        // cached
+  void* b = alloc.allocate(20 * MiB);  // does not fit beside the cache: flush, retry
+  REQUIRE(b != nullptr);
+  AllocatorStats s = alloc.stats();
+  REQUIRE(s.cache_flushes == 1);
+  REQUIRE(s.raw_frees == 1);
+  REQUIRE(s.reserved == 20 * MiB);
+  REQUIRE(s.ooms == 0);
+}
+
+TEST_CASE("allocator raises OutOfMemoryError with the numbers and what to try", "[cuda_allocator]") {
+  FakeDevice dev{30 * MiB};
+  auto alloc = make(dev);
+  void* held = alloc.allocate(4 * MiB);
+  require_throws<OutOfMemoryError>([&] { alloc.allocate(100 * MiB); }, "tried to allocate 100.00 MiB");
+  try {
+    alloc.allocate(100 * MiB);
+    FAIL("expected OutOfMemoryError");
+  } catch (const Error& e) {  // an ember::Error: RuntimeError in Python
+    const std::string msg = e.what();
+    INFO(msg);
+    REQUIRE(msg.find("CUDA out of memory on cuda:0") != std::string::npos);
+    REQUIRE(msg.find("30.00 MiB in total") != std::string::npos);
+    REQUIRE(msg.find("10.00 MiB is free") != std::string::npos);
+    REQUIRE(msg.find("4.00 MiB allocated by tensors") != std::string::npos);
+    REQUIRE(msg.find("20.00 MiB reserved") != std::string::npos);
+    REQUIRE(msg.find("smaller batch size") != std::string::npos);
+    REQUIRE(msg.find("memory_summary") != std::string::npos);
+  }
+  const AllocatorStats s = alloc.stats();
+  REQUIRE(s.ooms == 2);
+  REQUIRE(s.cache_flushes == 2);
+  // The failed requests left everything as it was.
+  REQUIRE(s.allocated == 4 * MiB);
+  REQUIRE(alloc.block_size(held) == 4 * MiB);
+  alloc.free(held);
+}
+
+TEST_CASE("format_bytes", "[cuda_allocator]") {
+  REQUIRE(format_bytes(0) == "0 bytes");
+  REQUIRE(format_bytes(512) == "512 bytes");
+  REQUIRE(format_bytes(1536) == "1.50 KiB");
+  REQUIRE(format_bytes(20 * MiB) == "20.00 MiB");
+  REQUIRE(format_bytes(size_t{3} << 30) == "3.00 GiB");
+}
+
+// ---- architecture check
+
+TEST_CASE("compiled architectures run on the GPUs CUDA allows", "[cuda_arch]") {
+  REQUIRE(parse_arch_list("sm_80;sm_90;compute_90") == std::vector<std::string>{"sm_80", "sm_90", "compute_90"});
+  REQUIRE(parse_arch_list("").empty());
+  REQUIRE(arch_runs_on("sm_80", 8, 0));
+  REQUIRE(arch_runs_on("sm_80", 8, 6));       // same major, newer minor
+  REQUIRE_FALSE(arch_runs_on("sm_86", 8, 0));
+  REQUIRE_FALSE(arch_runs_on("sm_80", 9, 0));  // SASS does not cross majors
+  REQUIRE(arch_runs_on("compute_80", 9, 0));   // PTX is JIT-compiled for newer GPUs
+  REQUIRE(arch_runs_on("compute_90", 12, 0));
+  REQUIRE_FALSE(arch_runs_on("compute_90", 8, 9));
+  REQUIRE(arch_runs_on("sm_90a", 9, 0));
+  REQUIRE_FALSE(arch_runs_on("sm_90a", 10, 0));
+  REQUIRE_FALSE(arch_runs_on("bogus", 9, 0));
+}
+
+TEST_CASE("an uncompiled GPU architecture gets the rebuild command", "[cuda_arch]") {
+  const std::vector<std::string> build{"sm_80", "sm_86", "compute_86"};
+  REQUIRE(arch_mismatch(0, "NVIDIA H200", 9, 0, build).empty());  // PTX 8.6 runs on 9.0
+  const std::vector<std::string> sass_only{"sm_90"};
+  const std::string msg = arch_mismatch(1, "Tesla T4", 7, 5, sass_only);
+  REQUIRE(msg.find("GPU 1 (Tesla T4) has compute capability 7.5") != std::string::npos);
+  REQUIRE(msg.find("sm_90") != std::string::npos);
+  REQUIRE(msg.find("EMBER_CUDA_ARCHS=75 pip install .") != std::string::npos);
+  REQUIRE(msg.find("no kernel image") != std::string::npos);
+}
+
+// ---- staged copies, with host memory posing as device memory
+
+namespace {
+
+struct FakeMemcpy : MemcpyBackend {
+  int to_device_calls = 0, to_host_calls = 0, on_device_calls = 0;
+  void to_device(void* dst, const void* src, size_t n) override {
+    ++to_device_calls;
+    std::memcpy(dst, src, n);
+  }
+  void to_host(void* dst, const void* src, size_t n) override {
+    ++to_host_calls;
+    std::memcpy(dst, src, n);
+  }
+  void on_device(void* dst, const void* src, size_t n) override {
+    ++on_device_calls;
+    std::memcpy(dst, src, n);
+  }
+};
+
+// A "CUDA" tensor whose memory is the CPU tensor `backing`'s.
+Tensor on_fake_device(const Tensor& backing, Shape shape, Strides strides, int64_t offset) {
+  Storage s(backing.storage().data(), backing.storage().nbytes(), Device(DeviceType::CUDA, 0), backing.impl_ptr());
+  return Tensor(std::make_shared<TensorImpl>(s, std::move(shape), std::move(strides), offset, backing.dtype()));
+}
+
+Tensor on_fake_device(const Tensor& backing) {
+  return on_fake_device(backing, backing.shape(), backing.strides(), 0);
+}
+
+}  // namespace
+
+TEST_CASE("staged copy: dense host-to-device is one memcpy", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor backing = values({0, 0, 0, 0, 0, 0}, {2, 3});
+  Tensor dev = on_fake_device(backing);
+  REQUIRE(dev.device().is_cuda());
+  staged_copy(dev, values({1, 2, 3, 4, 5, 6}, {2, 3}), mem);
+  REQUIRE(mem.to_device_calls == 1);
+  REQUIRE(mem.to_host_calls == 0);
+  require_values(backing, {1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("staged copy: host-to-device casts and broadcasts on the host", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor backing = values({0, 0, 0, 0, 0, 0}, {2, 3});
+  Tensor dev = on_fake_device(backing);
+  staged_copy(dev, values({1.5, 2.5, 3.5}, {3}, DType::Float64), mem);
+  REQUIRE(mem.to_device_calls == 1);
+  require_values(backing, {1.5, 2.5, 3.5, 1.5, 2.5, 3.5});
+}
+
+TEST_CASE("staged copy: a strided device destination keeps the gaps", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor backing = values(std::vector<double>(12, -1), {3, 4});
+  // Columns 1..2 of a 3x4 matrix: shape [3, 2], strides [4, 1], offset 1.
+  Tensor dev = on_fake_device(backing, {3, 2}, {4, 1}, 1);
+  staged_copy(dev, values({1, 2, 3, 4, 5, 6}, {3, 2}), mem);
+  REQUIRE(mem.to_host_calls == 1);
+  REQUIRE(mem.to_device_calls == 1);
+  require_values(backing, {-1, 1, 2, -1, -1, 3, 4, -1, -1, 5, 6, -1});
+}
+
+TEST_CASE("staged copy: strided device source to the host", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor backing = values({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4});
+  Tensor dev_t = on_fake_device(backing, {4, 3}, {1, 4}, 0);  // the transpose
+  Tensor host = empty({4, 3}, DType::Float64);
+  staged_copy(host, dev_t, mem);
+  REQUIRE(mem.to_host_calls == 1);
+  require_values(host, {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11});
+
+  Tensor dense = empty({3, 4}, DType::Float32);
+  FakeMemcpy mem2;
+  staged_copy(dense, on_fake_device(backing), mem2);
+  REQUIRE(mem2.to_host_calls == 1);
+  require_values(dense, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+}
+
+TEST_CASE("staged copy: device to device, dense and strided with a cast", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor src_b = values({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor dst_b = values({0, 0, 0, 0, 0, 0}, {2, 3});
+  Tensor dst = on_fake_device(dst_b);
+  staged_copy(dst, on_fake_device(src_b), mem);
+  REQUIRE(mem.on_device_calls == 1);
+  require_values(dst_b, {1, 2, 3, 4, 5, 6});
+
+  FakeMemcpy mem2;
+  Tensor dst64_b = values({0, 0, 0, 0, 0, 0}, {3, 2}, DType::Float64);
+  Tensor dst64 = on_fake_device(dst64_b);
+  staged_copy(dst64, on_fake_device(src_b, {3, 2}, {1, 3}, 0), mem2);  // transpose, float32 -> float64
+  REQUIRE(mem2.on_device_calls == 0);
+  require_values(dst64_b, {1, 4, 2, 5, 3, 6});
+}
+
+TEST_CASE("staged copy: 0-d and empty tensors", "[cuda_copy]") {
+  FakeMemcpy mem;
+  Tensor backing = values({0}, {});
+  Tensor dev = on_fake_device(backing);
+  staged_copy(dev, values({7}, {}), mem);
+  require_values(backing, {7});
+  Tensor empty_backing = empty({0, 3});
+  Tensor dev_empty = on_fake_device(empty_backing);
+  FakeMemcpy mem2;
+  staged_copy(dev_empty, empty({0, 3}), mem2);
+  REQUIRE(mem2.to_device_calls + mem2.to_host_calls + mem2.on_device_calls == 0);
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# ember's checks on a machine with an NVIDIA GPU (the H200 that the device tool
+# lends: Python 3.12, PyTorch, CMake, ninja, nvcc 13, no network). Run from
+# anywhere:  tests/gpu/run.sh
+#   1. env        nvidia-smi, then python -m ember.utils.collect_env (after the build)
+#   2. build      CMake + ninja into build/gpu, CUDA on, sm_90 only, C++ tests on;
+#                 the extension is linked into python/ember as tools/dev.sh does
+#   3. cpp        build/gpu/ember_tests (Catch2: every C++ test, allocator included)
+#   4. cuda       pytest tests/python/test_cuda*.py and test_collect_env.py, with
+#                 EMBER_TEST_DEVICE=cuda: the GPU tests must run, not skip
+#   5. suite      the whole Python suite with EMBER_TEST_DEVICE=cuda. Ops without
+#                 CUDA kernels fail there until the kernels land, so this step is
+#                 reported but only fails the run with EMBER_GPU_STRICT=1
+#   6. bench      bench/ on the GPU, when the benchmarks have a CUDA mode
+# Logs: one file per step under $OUT (default build/gpu-logs) and summary.txt
+# (at most 8 files, as the device tool returns). Exit status: non-zero when a
+# required step failed.
+# Environment: OUT, PYTHON (python3), JOBS (nproc), EMBER_CUDA_ARCHS (90),
+# EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=${OUT:-$root/build/gpu-logs}
+mkdir -p "$out"
+python=${PYTHON:-python3}
+jobs=${JOBS:-$(nproc)}
+archs=${EMBER_CUDA_ARCHS:-90}
+strict=${EMBER_GPU_STRICT:-0}
+step_timeout=${STEP_TIMEOUT:-900}
+build=$root/build/gpu
+summary=$out/summary.txt
+: >"$summary"
+failed=0
+export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# run_step NAME REQUIRED(1|0) COMMAND...: runs COMMAND with its output in
+# $out/NAME.log; prints the tail of the log when it fails.
+run_step() {
+  local name=$1 required=$2
+  shift 2
+  local log=$out/$name.log start=$SECONDS rc=0
+  echo "==> $name: $*" | tee -a "$summary"
+  "$@" >>"$log" 2>&1 || rc=$?
+  local took=$((SECONDS - start))
+  if [ $rc -eq 0 ]; then
+    note "    $name: ok (${took}s)"
+  else
+    note "    $name: FAILED with exit code $rc (${took}s)$([ "$required" = 1 ] || echo ', not required')"
+    tail -n 40 "$log" | sed 's/^/    | /'
+    [ "$required" = 1 ] && failed=1
+  fi
+  return $rc
+}
+
+pytest_tail() {  # the pytest result line of a log, for the summary
+  grep -E '(passed|failed|error|skipped|no tests ran)' "$1" | tail -n 1
+}
+
+# Python packages missing there (scipy-openblas32 for the BLAS, say) travel as
+# wheels in .whl/ (see the device tool's README) and are installed first.
+if compgen -G "$root/.whl/*.whl" >/dev/null; then
+  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$root"/.whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
+
+# ---- 1. environment
+: >"$out/env.log"
+{ nvidia-smi || echo "nvidia-smi failed"; echo; "$python" --version; cmake --version | head -1
+  command -v nvcc >/dev/null && nvcc --version | tail -2 || /usr/local/cuda/bin/nvcc --version | tail -2; } \
+  >>"$out/env.log" 2>&1
+
+# ---- 2. build
+build_ember() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
+    -DEMBER_CUDA_ARCHS="$archs" -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_PYTHON=ON \
+    -DPython_EXECUTABLE="$(command -v "$python")" &&
+    cmake --build "$build" -j "$jobs" &&
+    for so in "$build"/_C*.so; do ln -sf "$so" "$root/python/ember/$(basename "$so")"; done
+}
+if ! run_step build 1 build_ember; then
+  note "the build failed: nothing else can run (see build.log)"
+  exit 1
+fi
+"$python" -m ember.utils.collect_env >>"$out/env.log" 2>&1 || note "collect_env failed (see env.log)"
+grep -E '^(PROBLEM|OK):' "$out/env.log" | sed 's/^/    collect_env: /' | tee -a "$summary"
+
+# ---- 3. C++ tests
+run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
+
+# ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
+EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
+  "$python" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py
+note "    cuda: $(pytest_tail "$out/cuda.log")"
+if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
+  note "    cuda: FAILED: ember sees no usable GPU: $("$python" -c 'import ember; print(ember._C._cuda.unavailable_reason())')"
+  failed=1
+elif grep -q "needs a CUDA GPU" "$out/cuda.log"; then
+  note "    cuda: FAILED: GPU tests skipped on the GPU machine"
+  failed=1
+fi
+
+# ---- 5. the whole suite on the GPU
+EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
+  "$python" -m pytest -q -p no:cacheprovider tests/python
+note "    suite: $(pytest_tail "$out/suite.log")"
+
+# ---- 6. GPU benchmarks (bench/ grows a CUDA mode with the kernels)
+if [ -f bench/run.py ] && grep -q -- "--device" bench/run.py; then
+  run_step bench 0 timeout "$step_timeout" "$python" -m bench --device cuda
+else
+  note "==> bench: skipped (bench/ has no CUDA mode yet)"
+fi
+
+if [ $failed -ne 0 ]; then
+  note "GPU checks FAILED (logs in $out)"
+  exit 1
+fi
+note "GPU checks passed (logs in $out)"
