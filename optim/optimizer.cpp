@@ -194,7 +194,8 @@ void SGD::step() {
     with_grad(group.params, params, grads);
     if (params.empty()) continue;
     const SGDOptions& go = group.options;
-    std::vector<Tensor> bufs = go.momentum != 0 ? gather(params, "momentum_buffer") : std::vector<Tensor>(params.size());
+    std::vector<Tensor> bufs =
+        go.momentum != 0 ? gather(params, "momentum_buffer") : std::vector<Tensor>(params.size());
     ember::SgdOptions o;
     o.lr = go.lr;
     o.momentum = go.momentum;

@@ -56,7 +56,9 @@ std::pair<Tensor, Tensor> reference_attention(const nn::MultiheadAttention& mha,
       v = cat({v, v_row.reshape({1, D})}, 0);
       if (mask.defined()) mask = cat({mask, zeros({mask.size(0), 1}, dt)}, 1);
     };
-    if (mha.bias_k.defined()) append(mha.bias_k.flatten(0, -1).narrow(0, h * D, D), mha.bias_v.flatten(0, -1).narrow(0, h * D, D));
+    if (mha.bias_k.defined()) {
+      append(mha.bias_k.flatten(0, -1).narrow(0, h * D, D), mha.bias_v.flatten(0, -1).narrow(0, h * D, D));
+    }
     if (mha.options.add_zero_attn_) append(zeros({D}, dt), zeros({D}, dt));
     Tensor s = matmul(q, k.transpose(0, 1)).div(full({}, std::sqrt(static_cast<double>(D)), DType::Float64));
     if (mask.defined()) s = s.add(mask);
@@ -109,7 +111,10 @@ TEST_CASE("ConvTranspose2d: weight layout, init, values, options", "[nn_layers]"
   // The transposed conv is the gradient of conv2d with respect to its input.
   Tensor inp = randn({2, 4, 5, 4});
   Tensor probe = zeros({2, 6, 10, 12}).requires_grad_(true);
-  conv2d(probe, geo.weight.detach(), Tensor(), IntList{2, 3}, IntList{1, 1}, IntList{1, 2}, 2).mul(inp).sum().backward();
+  conv2d(probe, geo.weight.detach(), Tensor(), IntList{2, 3}, IntList{1, 1}, IntList{1, 2}, 2)
+      .mul(inp)
+      .sum()
+      .backward();
   Tensor no_bias = geo.forward(inp).sub(geo.bias.detach().reshape({1, 6, 1, 1}));
   // <conv2d(probe), inp> = <probe, conv_transpose2d(inp)>, so probe.grad is the transposed conv.
   require_close(no_bias.detach(), probe.grad(), 1e-4);
