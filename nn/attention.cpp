@@ -8,6 +8,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/nn_misc.h>
+#include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
 
 namespace ember::nn {
@@ -33,6 +34,26 @@ Tensor additive(const Tensor& mask, DType dtype, const char* what) {
   return mask.to(dtype);
 }
 
+// xavier_uniform / xavier_normal of a weight whose fans are size(0) and size(1) times the rest.
+void xavier_(Tensor& w, bool normal) {
+  int64_t rest = 1;
+  for (int64_t d = 2; d < w.dim(); ++d) rest *= w.size(d);
+  const double fans = static_cast<double>((w.size(0) + w.size(1)) * rest);
+  if (normal) {
+    w.normal_(0, std::sqrt(2.0 / fans));
+  } else {
+    const double bound = std::sqrt(6.0 / fans);
+    w.uniform_(-bound, bound);
+  }
+}
+
+// Zero columns appended to the last dim of an additive mask, for appended keys.
+Tensor pad_keys(const Tensor& mask, int64_t extra) {
+  Shape shape = mask.shape();
+  shape.back() = extra;
+  return cat({mask, zeros(shape, mask.dtype(), mask.device())}, -1);
+}
+
 }  // namespace
 
 MultiheadAttention::MultiheadAttention(MultiheadAttentionOptions o) : Module(kName), options(o) {
@@ -42,21 +63,37 @@ MultiheadAttention::MultiheadAttention(MultiheadAttentionOptions o) : Module(kNa
   EMBER_CHECK(e % h == 0, ValueError, kName, ": embed_dim (", e, ") must be divisible by num_heads (", h, ")");
   EMBER_CHECK(o.dropout_ >= 0 && o.dropout_ <= 1, ValueError, kName,
               ": dropout probability has to be between 0 and 1, but got ", o.dropout_);
+  EMBER_CHECK(o.kdim_ > 0 && o.vdim_ > 0, ValueError, kName, ": kdim (", o.kdim_, ") and vdim (", o.vdim_,
+              ") must be positive");
   head_dim = e / h;
-  in_proj_weight = register_parameter("in_proj_weight", empty({3 * e, e}));
+  qkv_same_embed_dim = o.kdim_ == e && o.vdim_ == e;
+  if (qkv_same_embed_dim) {
+    in_proj_weight = register_parameter("in_proj_weight", empty({3 * e, e}));
+  } else {
+    q_proj_weight = register_parameter("q_proj_weight", empty({e, e}));
+    k_proj_weight = register_parameter("k_proj_weight", empty({e, o.kdim_}));
+    v_proj_weight = register_parameter("v_proj_weight", empty({e, o.vdim_}));
+  }
   if (o.bias_) in_proj_bias = register_parameter("in_proj_bias", empty({3 * e}));
   out_proj = register_module("out_proj", std::make_shared<Linear>(e, e, o.bias_));
+  if (o.add_bias_kv_) {
+    bias_k = register_parameter("bias_k", empty({1, 1, e}));
+    bias_v = register_parameter("bias_v", empty({1, 1, e}));
+  }
   reset_parameters();
 }
 
 void MultiheadAttention::reset_parameters() {
   NoGradGuard no_grad;
-  // xavier_uniform: bound sqrt(6 / (fan_in + fan_out)) = sqrt(6 / (E + 3E)).
-  const double bound = std::sqrt(6.0 / static_cast<double>(4 * options.embed_dim_));
-  in_proj_weight.uniform_(-bound, bound);
+  for (Tensor* w : {&in_proj_weight, &q_proj_weight, &k_proj_weight, &v_proj_weight})
+    if (w->defined()) xavier_(*w, false);
   if (in_proj_bias.defined()) {
     in_proj_bias.zero_();
     out_proj->bias.zero_();
+  }
+  if (bias_k.defined()) {
+    xavier_(bias_k, true);
+    xavier_(bias_v, true);
   }
 }
 
@@ -71,10 +108,14 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
   EMBER_CHECK(key_in.dim() == query_in.dim() && value_in.dim() == query_in.dim(), ValueError, kName, ": query ",
               query_in.shape_str(), ", key ", key_in.shape_str(), " and value ", value_in.shape_str(),
               " must all be ", batched ? "3D" : "2D");
-  EMBER_CHECK(query_in.shape().back() == E && key_in.shape().back() == E && value_in.shape().back() == E,
-              ValueError, kName, ": was expecting embedding dimension of ", E, ", got query ",
-              query_in.shape_str(), ", key ", key_in.shape_str(), " and value ", value_in.shape_str());
-  EMBER_CHECK(key_in.shape() == value_in.shape(), ValueError, kName, ": key shape ", key_in.shape_str(),
+  EMBER_CHECK(query_in.shape().back() == E, ValueError, kName, ": was expecting embedding dimension of ", E,
+              ", got query of shape ", query_in.shape_str());
+  EMBER_CHECK(key_in.shape().back() == options.kdim_ && value_in.shape().back() == options.vdim_, ValueError, kName,
+              ": expected key and value of embedding dimensions ", options.kdim_, " and ", options.vdim_,
+              ", got key ", key_in.shape_str(), " and value ", value_in.shape_str());
+  Shape key_lead = key_in.shape(), value_lead = value_in.shape();  // all but the feature dim
+  key_lead.pop_back(), value_lead.pop_back();
+  EMBER_CHECK(key_lead == value_lead, ValueError, kName, ": key shape ", key_in.shape_str(),
               " does not match value shape ", value_in.shape_str());
   EMBER_CHECK(!is_causal || attn_mask.defined(), Error, kName,
               ": need attn_mask if specifying the is_causal hint");
@@ -91,13 +132,27 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
   EMBER_CHECK(key.size(1) == N, ValueError, kName, ": query batch size ", N, " does not match key batch size ",
               key.size(1));
 
-  const std::vector<Tensor> w = in_proj_weight.chunk(3);
+  const std::vector<Tensor> w =
+      qkv_same_embed_dim ? in_proj_weight.chunk(3) : std::vector<Tensor>{q_proj_weight, k_proj_weight, v_proj_weight};
   std::vector<Tensor> b(3);
   if (in_proj_bias.defined()) b = in_proj_bias.chunk(3);
+  Tensor q = project(query, w[0], b[0]), k = project(key, w[1], b[1]), v = project(value, w[2], b[2]);
+  int64_t extra = 0;  // keys appended after the S given ones
+  if (bias_k.defined()) {
+    k = cat({k, bias_k.expand({1, N, E})}, 0);
+    v = cat({v, bias_v.expand({1, N, E})}, 0);
+    ++extra;
+  }
   // [L, N, H*D] -> [N, H, L, D]
-  Tensor q = project(query, w[0], b[0]).reshape({L, N, H, D}).permute({1, 2, 0, 3});
-  Tensor k = project(key, w[1], b[1]).reshape({S, N, H, D}).permute({1, 2, 0, 3});
-  Tensor v = project(value, w[2], b[2]).reshape({S, N, H, D}).permute({1, 2, 0, 3});
+  q = q.reshape({L, N, H, D}).permute({1, 2, 0, 3});
+  k = k.reshape({S + extra, N, H, D}).permute({1, 2, 0, 3});
+  v = v.reshape({S + extra, N, H, D}).permute({1, 2, 0, 3});
+  if (options.add_zero_attn_) {
+    Tensor z = zeros({N, H, 1, D}, k.dtype(), k.device());
+    k = cat({k, z}, 2);
+    v = cat({v, z}, 2);
+    ++extra;
+  }
 
   Tensor scores = matmul(q, k.transpose(-2, -1)).mul(scalar_tensor(1.0 / std::sqrt(static_cast<double>(D))));
   Tensor mask = additive(attn_mask, scores.dtype(), "attn_mask");
@@ -120,7 +175,7 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
     pad = pad.reshape({N, 1, 1, S});
     mask = mask.defined() ? mask.add(pad) : pad;
   }
-  if (mask.defined()) scores = scores.add(mask);
+  if (mask.defined()) scores = scores.add(extra ? pad_keys(mask, extra) : mask);
   Tensor weights = softmax(scores, -1);
   if (is_training() && options.dropout_ > 0) weights = dropout(weights, options.dropout_, true);
 

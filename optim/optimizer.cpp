@@ -148,7 +148,15 @@ void Optimizer::load_state_dict(const OptimizerState& saved) {
     }
     state[p.impl()] = std::move(copy);
   }
-  for (size_t g = 0; g < num_param_groups(); ++g) set_group_hyper(g, saved.param_groups[g].options);
+  // All or nothing: a group whose saved options are invalid leaves every group as it was.
+  std::vector<HyperParams> before;
+  for (size_t g = 0; g < num_param_groups(); ++g) before.push_back(group_hyper(g));
+  try {
+    for (size_t g = 0; g < num_param_groups(); ++g) set_group_hyper(g, saved.param_groups[g].options);
+  } catch (...) {
+    for (size_t g = 0; g < num_param_groups(); ++g) set_group_hyper(g, before[g]);
+    throw;
+  }
   state_ = std::move(state);
 }
 
@@ -186,7 +194,8 @@ void SGD::step() {
     with_grad(group.params, params, grads);
     if (params.empty()) continue;
     const SGDOptions& go = group.options;
-    std::vector<Tensor> bufs = go.momentum != 0 ? gather(params, "momentum_buffer") : std::vector<Tensor>(params.size());
+    std::vector<Tensor> bufs =
+        go.momentum != 0 ? gather(params, "momentum_buffer") : std::vector<Tensor>(params.size());
     ember::SgdOptions o;
     o.lr = go.lr;
     o.momentum = go.momentum;

@@ -127,6 +127,7 @@ void load(optim::OptimizerState& out, const std::string& path) {
         malformed(path, "malformed state entry");
       const std::string& key = kv.items[0].text;
       const json::Value& v = kv.items[1];
+      if (v.kind == json::Value::Null) continue;  // torch's momentum_buffer=None: no state
       if (const json::Value* t = v.kind == json::Value::Object ? v.find("T") : nullptr) {
         auto it = tensors.find(t->text);
         if (it == tensors.end())

@@ -34,27 +34,42 @@ double max_abs(const Tensor& t) {
 }
 
 // Attention of one batch element, head by head with narrow() and an explicit
-// exp / sum softmax: x [L, E] and mem [S, E] -> ([L, E], weights [H, L, S]).
-std::pair<Tensor, Tensor> reference_attention(const nn::MultiheadAttention& mha, const Tensor& x, const Tensor& mem,
-                                              const Tensor& additive_mask /* [L, S] or undefined */) {
+// exp / sum softmax: x [L, E] and key/value memories [S, kdim] / [S, vdim] ->
+// ([L, E], weights [H, L, S + appended keys]). bias_k / bias_v and a zero key
+// are appended per head after the projection; the mask gets zero columns.
+std::pair<Tensor, Tensor> reference_attention(const nn::MultiheadAttention& mha, const Tensor& x, const Tensor& kmem,
+                                              const Tensor& vmem, const Tensor& additive_mask /* [L, S] or {} */) {
   const int64_t E = mha.options.embed_dim_, H = mha.options.num_heads_, D = E / H;
+  const DType dt = x.dtype();
   std::vector<Tensor> heads, weights;
   for (int64_t h = 0; h < H; ++h) {
     auto proj = [&](const Tensor& in, int64_t which) {
-      Tensor w = mha.in_proj_weight.narrow(0, which * E + h * D, D);
-      Tensor b = mha.in_proj_bias.narrow(0, which * E + h * D, D);
-      return matmul(in, w.transpose(0, 1)).add(b);
+      const Tensor& separate = which == 0 ? mha.q_proj_weight : which == 1 ? mha.k_proj_weight : mha.v_proj_weight;
+      Tensor w = mha.qkv_same_embed_dim ? mha.in_proj_weight.narrow(0, which * E + h * D, D)
+                                        : separate.narrow(0, h * D, D);
+      Tensor y = matmul(in, w.transpose(0, 1));
+      return mha.in_proj_bias.defined() ? y.add(mha.in_proj_bias.narrow(0, which * E + h * D, D)) : y;
     };
-    Tensor q = proj(x, 0), k = proj(mem, 1), v = proj(mem, 2);
+    Tensor q = proj(x, 0), k = proj(kmem, 1), v = proj(vmem, 2), mask = additive_mask;
+    auto append = [&](const Tensor& k_row, const Tensor& v_row) {
+      k = cat({k, k_row.reshape({1, D})}, 0);
+      v = cat({v, v_row.reshape({1, D})}, 0);
+      if (mask.defined()) mask = cat({mask, zeros({mask.size(0), 1}, dt)}, 1);
+    };
+    if (mha.bias_k.defined()) {
+      append(mha.bias_k.flatten(0, -1).narrow(0, h * D, D), mha.bias_v.flatten(0, -1).narrow(0, h * D, D));
+    }
+    if (mha.options.add_zero_attn_) append(zeros({D}, dt), zeros({D}, dt));
     Tensor s = matmul(q, k.transpose(0, 1)).div(full({}, std::sqrt(static_cast<double>(D)), DType::Float64));
-    if (additive_mask.defined()) s = s.add(additive_mask);
+    if (mask.defined()) s = s.add(mask);
     Tensor e = s.sub(s.amax({1}, true)).exp();
     Tensor p = e.div(e.sum({1}, true));
     weights.push_back(p.unsqueeze(0));
     heads.push_back(matmul(p, v));
   }
   Tensor cat_heads = cat(heads, 1);
-  Tensor out = matmul(cat_heads, mha.out_proj->weight.transpose(0, 1)).add(mha.out_proj->bias);
+  Tensor out = matmul(cat_heads, mha.out_proj->weight.transpose(0, 1));
+  if (mha.out_proj->bias.defined()) out = out.add(mha.out_proj->bias);
   return {out, cat(weights, 0)};
 }
 
@@ -96,7 +111,10 @@ TEST_CASE("ConvTranspose2d: weight layout, init, values, options", "[nn_layers]"
   // The transposed conv is the gradient of conv2d with respect to its input.
   Tensor inp = randn({2, 4, 5, 4});
   Tensor probe = zeros({2, 6, 10, 12}).requires_grad_(true);
-  conv2d(probe, geo.weight.detach(), Tensor(), IntList{2, 3}, IntList{1, 1}, IntList{1, 2}, 2).mul(inp).sum().backward();
+  conv2d(probe, geo.weight.detach(), Tensor(), IntList{2, 3}, IntList{1, 1}, IntList{1, 2}, 2)
+      .mul(inp)
+      .sum()
+      .backward();
   Tensor no_bias = geo.forward(inp).sub(geo.bias.detach().reshape({1, 6, 1, 1}));
   // <conv2d(probe), inp> = <probe, conv_transpose2d(inp)>, so probe.grad is the transposed conv.
   require_close(no_bias.detach(), probe.grad(), 1e-4);
@@ -203,14 +221,14 @@ TEST_CASE("MultiheadAttention: values against a per-head composition, masks, gra
   for (int64_t n = 0; n < N; ++n) {
     Tensor add = zeros({L, S}, DType::Float64).masked_fill(attn, full({}, -inf, DType::Float64));
     if (n == 1) add = add.masked_fill(kpm.select(0, 1).unsqueeze(0), full({}, -inf, DType::Float64));
-    auto [ref_out, ref_w] = reference_attention(mha, x.select(0, n), mem.select(0, n), add);
+    auto [ref_out, ref_w] = reference_attention(mha, x.select(0, n), mem.select(0, n), mem.select(0, n), add);
     require_close(out.select(0, n), ref_out, 1e-10);
     require_close(w.select(0, n), ref_w, 1e-10);
   }
   // A float mask is added as is; averaged weights are the head mean.
   Tensor fmask = randn({L, S}, DType::Float64);
   auto [fout, fw] = mha.forward(x, mem, mem, {}, true, fmask);
-  auto [ref_out, ref_w] = reference_attention(mha, x.select(0, 0), mem.select(0, 0), fmask);
+  auto [ref_out, ref_w] = reference_attention(mha, x.select(0, 0), mem.select(0, 0), mem.select(0, 0), fmask);
   require_close(fout.select(0, 0), ref_out, 1e-10);
   require_close(fw.select(0, 0), ref_w.mean({0}), 1e-10);
 
@@ -233,4 +251,57 @@ TEST_CASE("MultiheadAttention: values against a per-head composition, masks, gra
   bool any_zero = false;
   for (double v : to_vector(tw1)) any_zero = any_zero || v == 0;
   REQUIRE(any_zero);
+}
+
+TEST_CASE("MultiheadAttention: kdim / vdim, add_bias_kv, add_zero_attn", "[nn_layers][attention]") {
+  manual_seed(2);
+  nn::MultiheadAttention mha(
+      nn::MultiheadAttentionOptions(6, 3).kdim(4).vdim(5).add_bias_kv(true).add_zero_attn(true));
+  REQUIRE(!mha.qkv_same_embed_dim);
+  REQUIRE(!mha.in_proj_weight.defined());
+  REQUIRE(keys(mha.state_dict()) == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight",
+                                                             "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+                                                             "out_proj.bias"});
+  REQUIRE(mha.k_proj_weight.shape() == Shape{6, 4});
+  REQUIRE(mha.v_proj_weight.shape() == Shape{6, 5});
+  REQUIRE(mha.bias_k.shape() == Shape{1, 1, 6});
+  REQUIRE(max_abs(mha.k_proj_weight) <= std::sqrt(6.0 / 10));  // xavier_uniform with fans 4 and 6
+  REQUIRE(max_abs(mha.v_proj_weight) <= std::sqrt(6.0 / 11));
+  REQUIRE(max_abs(mha.bias_k) > 0);  // xavier_normal, not zeros
+  REQUIRE(keys(nn::MultiheadAttention(nn::MultiheadAttentionOptions(6, 3).kdim(6).vdim(6)).state_dict()).front() ==
+          "in_proj_weight");
+
+  mha.to(DType::Float64);
+  {
+    NoGradGuard g;
+    mha.in_proj_bias.uniform_(-0.5, 0.5);
+    mha.out_proj->bias.uniform_(-0.5, 0.5);
+  }
+  const int64_t N = 2, L = 3, S = 4;
+  Tensor x = randn({L, N, 6}, DType::Float64), km = randn({S, N, 4}, DType::Float64),
+         vm = randn({S, N, 5}, DType::Float64);
+  Tensor attn = ones({L, S}, DType::Bool).triu(1);
+  Tensor kpm = zeros({N, S}, DType::Bool);
+  {
+    NoGradGuard g;
+    kpm.select(0, 0).narrow(0, 2, 2).fill_(1);
+  }
+  auto [out, w] = mha.forward(x, km, vm, kpm, true, attn, false);
+  REQUIRE(out.shape() == Shape{L, N, 6});
+  REQUIRE(w.shape() == Shape{N, 3, L, S + 2});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t n = 0; n < N; ++n) {
+    Tensor add = zeros({L, S}, DType::Float64).masked_fill(attn, full({}, -inf, DType::Float64));
+    add = add.masked_fill(kpm.select(0, n).unsqueeze(0), full({}, -inf, DType::Float64));
+    auto [ref_out, ref_w] = reference_attention(mha, x.select(1, n), km.select(1, n), vm.select(1, n), add);
+    require_close(out.select(1, n), ref_out, 1e-10);
+    require_close(w.select(0, n), ref_w, 1e-10);
+  }
+  out.square().sum().backward();
+  for (const auto& [name, p] : mha.named_parameters()) {
+    INFO(name);
+    REQUIRE(p.grad().defined());
+    REQUIRE(max_abs(p.grad()) > 0);
+  }
+  require_throws<ValueError>([&] { mha.forward(x, vm, vm); }, "embedding dimensions 4 and 5");
 }

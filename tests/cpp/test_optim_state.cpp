@@ -1,6 +1,7 @@
 // C++ optimizers: param groups with their own options, state_dict() in
 // PyTorch's layout, and a checkpoint through ember::save / ember::load that
 // resumes training exactly where an uninterrupted run would be.
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -180,4 +181,39 @@ TEST_CASE("A checkpointed run resumes exactly like an uninterrupted one", "[opti
   require_resumes_identically("rmsprop", two_groups<optim::RMSprop>(optim::RMSpropOptions(0.02), rms_b));
   require_resumes_identically("adagrad",
                               two_groups<optim::Adagrad>(optim::AdagradOptions(0.1), optim::AdagradOptions(0.05)));
+}
+
+TEST_CASE("A state dict saved by Python's ember.save loads into a C++ optimizer", "[optim]") {
+  // The exact header Python writes for Adam(lr=0.25, betas=(0.5, 0.75)) after one step with
+  // grad [1, -1] (None, false and tuple entries included), with its data bytes.
+  std::string header = R"({"state.0.exp_avg":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"state.0.exp_avg_sq":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},"state.0.step":{"dtype":"F32","shape":[],"data_offsets":[16,20]},"__metadata__":{"ember":"{\"version\": 1, \"structure\": {\"D\": [[\"state\", {\"D\": [[0, {\"D\": [[\"step\", {\"T\": \"state.0.step\"}], [\"exp_avg\", {\"T\": \"state.0.exp_avg\"}], [\"exp_avg_sq\", {\"T\": \"state.0.exp_avg_sq\"}]]}]]}], [\"param_groups\", {\"L\": [{\"D\": [[\"lr\", 0.25], [\"betas\", {\"U\": [0.5, 0.75]}], [\"eps\", 1e-08], [\"weight_decay\", 0], [\"amsgrad\", false], [\"maximize\", false], [\"foreach\", null], [\"capturable\", false], [\"differentiable\", false], [\"fused\", null], [\"params\", {\"L\": [0]}]]}]}]]}}"}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  const float data[] = {0.5f, -0.5f, 0.25f, 0.25f, 1.0f};  // exp_avg, exp_avg_sq, step
+  const std::string path = temp_path("from_python");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    unsigned char len[8];
+    for (int k = 0; k < 8; ++k) len[k] = static_cast<unsigned char>(static_cast<uint64_t>(header.size()) >> (8 * k));
+    std::fwrite(len, 1, 8, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    std::fwrite(data, sizeof(float), 5, f);
+    std::fclose(f);
+  }
+  Tensor p = values({0.75, 2.25}, {2}).requires_grad_(true);
+  optim::Adam adam({p}, optim::AdamOptions(1.0));
+  load(adam, path);
+  std::remove(path.c_str());
+  const optim::AdamOptions& o = adam.param_groups()[0].options;
+  REQUIRE(o.lr == 0.25);
+  REQUIRE(o.betas == std::make_pair(0.5, 0.75));
+  REQUIRE(o.eps == 1e-8);
+  REQUIRE(!o.amsgrad);
+  const optim::OptimizerState s = adam.state_dict();
+  REQUIRE(s.state.size() == 1);
+  require_values(s.state[0].second[0].second, {1});
+  // The second step: m = [0.75, -0.75], v = [0.4375] * 2, both bias-corrected to 1: a step of lr.
+  p.set_grad(values({1, -1}, {2}));
+  adam.step();
+  require_values(p, {0.5, 2.5}, 1e-6);
 }
