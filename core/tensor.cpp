@@ -27,6 +27,10 @@ DType Tensor::dtype() const {
 Device Tensor::device() const { return impl_->storage.device(); }
 
 bool Tensor::is_contiguous() const {
+  // An empty tensor is contiguous whatever its strides (numpy gives empty
+  // copies zero strides), as in PyTorch.
+  for (int64_t s : impl_->shape)
+    if (s == 0) return true;
   int64_t expected = 1;
   for (size_t i = impl_->shape.size(); i-- > 0;) {
     const int64_t s = impl_->shape[i];

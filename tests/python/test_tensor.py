@@ -382,6 +382,8 @@ def test_contiguity_of_views():
     assert c.is_contiguous() and c.stride() == (2, 1)
     assert ember.zeros(1, 3).expand(4, 3).stride() == (0, 1)
     assert ember.zeros(3, 1).t().is_contiguous()  # size-1 dims do not matter
+    assert ember.zeros(0, 3).t().is_contiguous()  # so do all dims of an empty tensor, as in PyTorch
+    assert ember.from_numpy(np.zeros((2, 0), np.float32).copy()).is_contiguous()
 
 
 def test_shape_is_an_ember_size():
