@@ -250,3 +250,28 @@ def test_console_script_is_declared():
     assert scripts["ember-run"] == "ember.distributed.run:main"
     from ember.distributed.run import main
     assert callable(main)
+
+
+def gloo_available():
+    import ember.distributed as dist
+    return dist.is_gloo_available()
+
+
+def test_rank_exiting_early_fails_the_others_and_the_launcher_names_it(tmp_path):
+    if not gloo_available():
+        pytest.skip("this build has no gloo backend")
+    src = """
+        import datetime, sys
+        import ember, ember.distributed as dist
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=2))
+        if dist.get_rank() == 1:
+            sys.exit(0)  # leaves before the collective the others wait in
+        dist.all_reduce(ember.ones(4))
+    """
+    t0 = time.monotonic()
+    code, _, err = launch("--standalone", "--nproc-per-node", 3, script(tmp_path, src))
+    assert code == 1
+    assert "failed with exit code 1" in err
+    assert "rank(s) 1 had already exited with code 0" in err
+    assert "all_reduce" in err.split("last lines of rank")[1]
+    assert time.monotonic() - t0 < 20

@@ -97,3 +97,42 @@ def test_bad_rank_and_replicas():
         DistributedSampler(Range(4), num_replicas=2, rank=-1)
     with pytest.raises(ValueError, match="num_replicas"):
         DistributedSampler(Range(4), num_replicas=0, rank=0)
+
+
+def test_defaults_from_a_real_gloo_group_under_the_launcher(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    if not dist.is_gloo_available():
+        pytest.skip("this build has no gloo backend")
+    script = tmp_path / "sampler_worker.py"
+    script.write_text(textwrap.dedent("""
+        import datetime, os
+        import ember, ember.distributed as dist
+        from ember.utils.data import DistributedSampler
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=10))
+        s = DistributedSampler(list(range(10)), seed=1)
+        assert (s.num_replicas, s.rank) == (dist.get_world_size(), dist.get_rank())
+        parts = [ember.zeros(4) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, ember.tensor(list(s), dtype=ember.float32))
+        if dist.get_rank() == 0:
+            os.write(1, repr(sorted(int(v) for p in parts for v in p.tolist())).encode())
+        dist.destroy_process_group()
+    """))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
+    p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--standalone", "--nproc-per-node", "3",
+                        str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    # 10 indices over 3 ranks: 4 each, the first two repeated as padding.
+    assert eval(p.stdout) == sorted(list(range(10)) + _padding(10, 3))
+
+
+def _padding(n, replicas):
+    """The indices the sampler repeats to fill n up to a multiple of replicas (from its own order)."""
+    g = ember.Generator()
+    g.manual_seed(1)
+    order = ember.randperm(n, generator=g).tolist()
+    missing = -(-n // replicas) * replicas - n
+    return order[:missing]

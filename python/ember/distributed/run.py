@@ -27,6 +27,7 @@ __all__ = ["main", "parse_args"]
 
 DEFAULT_PORT = 29500
 STDERR_TAIL_LINES = 20
+SETTLE_SECONDS = 0.3  # after a failure, how long other exits still count as before it
 
 
 def _log(msg):
@@ -346,10 +347,20 @@ def run(args):
         for w in workers:
             w.start_forwarding()
         while True:
-            failed = next((w for w in workers if w.proc.poll() not in (None, 0)), None)
+            codes = [w.proc.poll() for w in workers]
+            failed = next((w for w, c in zip(workers, codes) if c not in (None, 0)), None)
             if failed is not None:
+                # Ranks already done: a peer that left early is often why a collective failed.
+                # It may still be tearing down when its peers notice, hence a short settle.
+                settle = time.monotonic() + SETTLE_SECONDS
+                while time.monotonic() < settle and any(w.proc.poll() is None for w in workers):
+                    time.sleep(0.02)
+                done = [w.rank for w in workers if w.proc.returncode == 0]
                 _stop_all(workers, args.term_timeout)
                 _report_failure(failed, args.nproc_per_node, args.node_rank)
+                if done:
+                    _log(f"note: rank(s) {', '.join(map(str, done))} had already exited with code 0; a "
+                         "collective still waiting for them fails with a timeout or a closed connection")
                 return _exit_code(failed.proc.returncode)
             if all(w.proc.returncode == 0 for w in workers):
                 for w in workers:
