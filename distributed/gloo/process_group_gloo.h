@@ -7,6 +7,8 @@
 // exits or never calls the collective makes it raise ember::Error naming
 // the collective, its sequence number, this rank, the group size and the
 // timeout. After a failure the group refuses further collectives.
+// Destroying a group whose worker is stuck does not wait for the timeout:
+// the worker owns what it uses (Comm) and ends on its own.
 //
 // Mismatch detection: each collective's gloo tag is a hash of its
 // (sequence number, kind, dtype, numel, root, reduce op), so ranks that call
