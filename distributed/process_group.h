@@ -23,6 +23,13 @@ class Work {
   // Blocks until the collective finished; rethrows its error.
   virtual void wait() = 0;
   virtual bool is_completed() = 0;
+  // Waits at most `timeout`; true when done (rethrowing its error). Lets
+  // Python wake up for Ctrl-C while a collective is stuck.
+  virtual bool wait_for(Milliseconds timeout) {
+    (void)timeout;
+    wait();
+    return true;
+  }
 };
 
 struct ProcessGroupOptions {

@@ -163,26 +163,51 @@ struct ProcessGroupGloo::PendingP2P {
   std::thread waiter;
 };
 
+struct ProcessGroupGloo::Comm {
+  std::shared_ptr<gloo::Context> context;
+  Milliseconds timeout{};
+  int rank = 0;
+  int size = 0;
+  bool debug_detail = false;
+  std::mutex mu;                  // guards broken and graveyard
+  std::string broken;             // the first failure's message
+  std::vector<Tensor> graveyard;  // buffers of failed collectives: gloo may still write into them
+
+  std::string where(const CollectiveInfo& info) const {
+    return str(info.name(), " #", info.seq, " on rank ", rank, " of ", size);
+  }
+  void mark_broken(const std::string& msg) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (broken.empty()) broken = msg;
+  }
+  [[noreturn]] void fail(const CollectiveInfo& info, const std::string& what);
+  void check_fingerprints(const CollectiveInfo& info);
+};
+
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options)
-    : ProcessGroup(rank, size), options_(std::move(options)), debug_detail_(debug_detail()) {
+    : ProcessGroup(rank, size), comm_(std::make_shared<Comm>()) {
+  comm_->timeout = options.timeout;
+  comm_->rank = rank;
+  comm_->size = size;
+  comm_->debug_detail = debug_detail();
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
-  context->setTimeout(options_.timeout);
+  context->setTimeout(options.timeout);
   try {
-    auto device = make_device(options_.master_addr);
+    auto device = make_device(options.master_addr);
     GlooStore gloo_store(std::move(store));
     context->connectFullMesh(gloo_store, device);
   } catch (const std::exception& e) {
     throw Error(str("init_process_group: rank ", rank, " of ", size, " could not connect to its peers within ",
-                    options_.timeout.count(), " ms (a rank may not have started, or the address is unreachable): ",
+                    options.timeout.count(), " ms (a rank may not have started, or the address is unreachable): ",
                     e.what()));
   }
-  context_ = context;
+  comm_->context = context;
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {
   std::vector<std::unique_ptr<PendingP2P>> pending;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(p2p_mu_);
     pending.swap(p2p_);
   }
   for (auto& p : pending) {
@@ -206,61 +231,57 @@ CollectiveInfo ProcessGroupGloo::info_for(int kind, const Tensor* t) {
   return info;  // enqueue() numbers it
 }
 
-void ProcessGroupGloo::fail(const CollectiveInfo& info, const std::string& what) {
-  const std::string where = str(info.name(), " #", info.seq, " on rank ", rank_, " of ", size_);
+void ProcessGroupGloo::Comm::fail(const CollectiveInfo& info, const std::string& what) {
   std::string msg;
   if (what.find("Timed out") != std::string::npos || what.find("timed out") != std::string::npos) {
-    msg = str(where, " timed out after ", options_.timeout.count(),
+    msg = str(where(info), " timed out after ", timeout.count(),
               " ms: a peer may have exited or not called the same collective; "
               "set EMBER_DISTRIBUTED_DEBUG=DETAIL to check that every rank calls the same collectives (gloo: ",
               what, ")");
   } else {
-    msg = str(where, " failed (timeout ", options_.timeout.count(),
+    msg = str(where(info), " failed (timeout ", timeout.count(),
               " ms): a peer closed its connection; it may have exited or crashed (gloo: ", what, ")");
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (broken_.empty()) broken_ = msg;
-  }
+  mark_broken(msg);
   throw Error(msg);
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::enqueue(CollectiveInfo info, std::vector<Tensor> keep,
-                                                std::function<void(const CollectiveInfo&)> body) {
+                                                std::function<void(const CollectiveInfo&, Comm&)> body) {
   // Numbering and queueing under one lock: collectives issued concurrently
   // from several threads still run in the order of their numbers.
   std::lock_guard<std::mutex> issue(issue_mu_);
   info.seq = seq_++;
-  return queue_.push([this, info, keep = std::move(keep), body = std::move(body)] {
+  return queue_.push([comm = comm_, info, keep = std::move(keep), body = std::move(body)] {
+    Comm& c = *comm;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!broken_.empty())
-        throw Error(str(info.name(), " #", info.seq, " on rank ", rank_, " of ", size_,
-                        ": the process group is unusable after an earlier failure: ", broken_));
+      std::lock_guard<std::mutex> lock(c.mu);
+      if (!c.broken.empty())
+        throw Error(str(c.where(info), ": the process group is unusable after an earlier failure: ", c.broken));
     }
     try {
-      if (debug_detail_) check_fingerprints(info);
-      body(info);
+      if (c.debug_detail) c.check_fingerprints(info);
+      body(info, c);
     } catch (const gloo::Exception& e) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        graveyard_.insert(graveyard_.end(), keep.begin(), keep.end());
+        std::lock_guard<std::mutex> lock(c.mu);
+        c.graveyard.insert(c.graveyard.end(), keep.begin(), keep.end());
       }
-      fail(info, e.what());
+      c.fail(info, e.what());
     }
   });
 }
 
-void ProcessGroupGloo::check_fingerprints(const CollectiveInfo& info) {
+void ProcessGroupGloo::Comm::check_fingerprints(const CollectiveInfo& info) {
   const int64_t mine[kFingerprintFields] = {info.kind, info.seq, info.dtype, info.numel, info.root, info.reduce};
-  std::vector<int64_t> all(kFingerprintFields * size_);
-  gloo::AllgatherOptions o(context_);
+  std::vector<int64_t> all(kFingerprintFields * size);
+  gloo::AllgatherOptions o(context);
   o.setInput<int64_t>(const_cast<int64_t*>(mine), kFingerprintFields);
   o.setOutput<int64_t>(all.data(), all.size());
   o.setTag(static_cast<uint32_t>(0x80000000u ^ static_cast<uint32_t>(info.seq)));
-  o.setTimeout(options_.timeout);
+  o.setTimeout(timeout);
   gloo::allgather(o);
-  for (int r = 0; r < size_; ++r) {
+  for (int r = 0; r < size; ++r) {
     const int64_t* f = &all[kFingerprintFields * r];
     if (std::equal(f, f + kFingerprintFields, mine)) continue;
     CollectiveInfo theirs;
@@ -270,13 +291,9 @@ void ProcessGroupGloo::check_fingerprints(const CollectiveInfo& info) {
     theirs.numel = f[3];
     theirs.root = static_cast<int>(f[4]);
     theirs.reduce = static_cast<int>(f[5]);
-    const std::string msg = str(info.name(), " #", info.seq, " on rank ", rank_, " of ", size_,
-                                ": mismatched collectives: rank ", rank_, " called ", info.describe(), " but rank ",
-                                r, " called ", theirs.describe(), " (EMBER_DISTRIBUTED_DEBUG=DETAIL)");
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (broken_.empty()) broken_ = msg;
-    }
+    const std::string msg = str(where(info), ": mismatched collectives: rank ", rank, " called ", info.describe(),
+                                " but rank ", r, " called ", theirs.describe(), " (EMBER_DISTRIBUTED_DEBUG=DETAIL)");
+    mark_broken(msg);
     throw ValueError(msg);
   }
 }
@@ -287,18 +304,18 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op) 
   CollectiveInfo info = info_for(kAllReduce, &tensor);
   info.reduce = static_cast<int>(op);
   Tensor buf = staged(tensor);
-  return enqueue(info, {tensor, buf}, [this, tensor, buf, op](const CollectiveInfo& info) {
+  return enqueue(info, {tensor, buf}, [tensor, buf, op](const CollectiveInfo& info, Comm& c) {
     if (buf.numel() > 0) {
       dispatch(buf.dtype(), "all_reduce", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        gloo::AllreduceOptions o(context_);
+        gloo::AllreduceOptions o(c.context);
         o.setOutput<T>(buf.data<T>(), buf.numel());
         o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
         o.setTag(info.tag());
-        o.setTimeout(options_.timeout);
+        o.setTimeout(c.timeout);
         gloo::allreduce(o);
         if constexpr (!std::is_integral_v<T>) {
-          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), size_);
+          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), c.size);
         }
       });
     }
@@ -312,16 +329,16 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
   CollectiveInfo info = info_for(kBroadcast, &tensor);
   info.root = root;
   Tensor buf = staged(tensor);
-  return enqueue(info, {tensor, buf}, [this, tensor, buf, root](const CollectiveInfo& info) {
+  return enqueue(info, {tensor, buf}, [tensor, buf, root](const CollectiveInfo& info, Comm& c) {
     if (buf.numel() > 0) {
-      gloo::BroadcastOptions o(context_);
+      gloo::BroadcastOptions o(c.context);
       o.setOutput<uint8_t>(bytes(buf), nbytes(buf));
       o.setRoot(root);
       o.setTag(info.tag());
-      o.setTimeout(options_.timeout);
+      o.setTimeout(c.timeout);
       gloo::broadcast(o);
     }
-    if (rank_ != root) write_back(tensor, buf);
+    if (c.rank != root) write_back(tensor, buf);
   });
 }
 
@@ -336,24 +353,24 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceO
   // The root reduces into its own tensor; the others into scratch, so their
   // input stays as it was.
   Tensor out = rank_ == root ? in : empty_like(in);
-  return enqueue(info, {tensor, in, out}, [this, tensor, in, out, root, op](const CollectiveInfo& info) {
+  return enqueue(info, {tensor, in, out}, [tensor, in, out, root, op](const CollectiveInfo& info, Comm& c) {
     if (in.numel() > 0) {
       dispatch(in.dtype(), "reduce", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        gloo::ReduceOptions o(context_);
-        if (rank_ != root) o.setInput<T>(in.data<T>(), in.numel());
+        gloo::ReduceOptions o(c.context);
+        if (c.rank != root) o.setInput<T>(in.data<T>(), in.numel());
         o.setOutput<T>(out.data<T>(), out.numel());
         o.setRoot(root);
         o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
         o.setTag(info.tag());
-        o.setTimeout(options_.timeout);
+        o.setTimeout(c.timeout);
         gloo::reduce(o);
         if constexpr (!std::is_integral_v<T>) {
-          if (op == ReduceOp::Avg && rank_ == root) gloo_detail::divide<T>(out.data_ptr(), out.numel(), size_);
+          if (op == ReduceOp::Avg && c.rank == root) gloo_detail::divide<T>(out.data_ptr(), out.numel(), c.size);
         }
       });
     }
-    if (rank_ == root) write_back(tensor, out);
+    if (c.rank == root) write_back(tensor, out);
   });
 }
 
@@ -365,16 +382,16 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather(std::vector<Tensor>& outputs,
   Tensor gathered = empty({size_ * input.numel()}, input.dtype());
   std::vector<Tensor> keep = outputs;
   keep.insert(keep.end(), {in, gathered});
-  return enqueue(info, keep, [this, outputs, in, gathered](const CollectiveInfo& info) {
+  return enqueue(info, keep, [outputs, in, gathered](const CollectiveInfo& info, Comm& c) {
     if (in.numel() > 0) {
-      gloo::AllgatherOptions o(context_);
+      gloo::AllgatherOptions o(c.context);
       o.setInput<uint8_t>(bytes(in), nbytes(in));
       o.setOutput<uint8_t>(bytes(gathered), nbytes(gathered));
       o.setTag(info.tag());
-      o.setTimeout(options_.timeout);
+      o.setTimeout(c.timeout);
       gloo::allgather(o);
     }
-    for (int r = 0; r < size_; ++r) write_back(outputs[r], chunk(gathered, r, outputs[r]));
+    for (int r = 0; r < c.size; ++r) write_back(outputs[r], chunk(gathered, r, outputs[r]));
   });
 }
 
@@ -389,13 +406,13 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_into_tensor(Tensor& output, c
   CollectiveInfo info = info_for(kAllGatherInto, &input);
   Tensor in = staged(input);
   Tensor out = staged(output);
-  return enqueue(info, {output, in, out}, [this, output, in, out](const CollectiveInfo& info) {
+  return enqueue(info, {output, in, out}, [output, in, out](const CollectiveInfo& info, Comm& c) {
     if (in.numel() > 0) {
-      gloo::AllgatherOptions o(context_);
+      gloo::AllgatherOptions o(c.context);
       o.setInput<uint8_t>(bytes(in), nbytes(in));
       o.setOutput<uint8_t>(bytes(out), nbytes(out));
       o.setTag(info.tag());
-      o.setTimeout(options_.timeout);
+      o.setTimeout(c.timeout);
       gloo::allgather(o);
     }
     write_back(output, out);
@@ -418,22 +435,22 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, co
     autograd::NoGradGuard no_grad;
     buf = input.detach().contiguous().clone();  // all-reduced in full, then our chunk kept
   }
-  return enqueue(info, {output, buf}, [this, output, buf, op](const CollectiveInfo& info) {
+  return enqueue(info, {output, buf}, [output, buf, op](const CollectiveInfo& info, Comm& c) {
     if (buf.numel() > 0) {
       dispatch(buf.dtype(), "reduce_scatter_tensor", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        gloo::AllreduceOptions o(context_);
+        gloo::AllreduceOptions o(c.context);
         o.setOutput<T>(buf.data<T>(), buf.numel());
         o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
         o.setTag(info.tag());
-        o.setTimeout(options_.timeout);
+        o.setTimeout(c.timeout);
         gloo::allreduce(o);
         if constexpr (!std::is_integral_v<T>) {
-          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), size_);
+          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), c.size);
         }
       });
     }
-    write_back(output, chunk(buf, rank_, output));
+    write_back(output, chunk(buf, c.rank, output));
   });
 }
 
@@ -448,18 +465,18 @@ std::shared_ptr<Work> ProcessGroupGloo::gather(std::vector<Tensor>& outputs, con
   std::vector<Tensor> keep = outputs;
   keep.insert(keep.end(), {in});
   if (gathered.defined()) keep.push_back(gathered);
-  return enqueue(info, keep, [this, outputs, in, gathered, root](const CollectiveInfo& info) {
+  return enqueue(info, keep, [outputs, in, gathered, root](const CollectiveInfo& info, Comm& c) {
     if (in.numel() > 0) {
-      gloo::GatherOptions o(context_);
+      gloo::GatherOptions o(c.context);
       o.setInput<uint8_t>(bytes(in), nbytes(in));
-      if (rank_ == root) o.setOutput<uint8_t>(bytes(gathered), nbytes(gathered));
+      if (c.rank == root) o.setOutput<uint8_t>(bytes(gathered), nbytes(gathered));
       o.setRoot(root);
       o.setTag(info.tag());
-      o.setTimeout(options_.timeout);
+      o.setTimeout(c.timeout);
       gloo::gather(o);
     }
-    if (rank_ == root)
-      for (int r = 0; r < size_; ++r) write_back(outputs[r], chunk(gathered, r, outputs[r]));
+    if (c.rank == root)
+      for (int r = 0; r < c.size; ++r) write_back(outputs[r], chunk(gathered, r, outputs[r]));
   });
 }
 
@@ -475,10 +492,10 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter(Tensor& output, const std::vecto
     for (const Tensor& t : inputs) ins.push_back(staged(t));
   std::vector<Tensor> keep = ins;
   keep.insert(keep.end(), {output, out});
-  return enqueue(info, keep, [this, output, out, ins, root](const CollectiveInfo& info) {
+  return enqueue(info, keep, [output, out, ins, root](const CollectiveInfo& info, Comm& c) {
     if (out.numel() > 0) {
-      gloo::ScatterOptions o(context_);
-      if (rank_ == root) {
+      gloo::ScatterOptions o(c.context);
+      if (c.rank == root) {
         std::vector<uint8_t*> ptrs;
         for (const Tensor& t : ins) ptrs.push_back(bytes(t));
         o.setInputs<uint8_t>(ptrs, nbytes(out));
@@ -486,7 +503,7 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter(Tensor& output, const std::vecto
       o.setOutput<uint8_t>(bytes(out), nbytes(out));
       o.setRoot(root);
       o.setTag(info.tag());
-      o.setTimeout(options_.timeout);
+      o.setTimeout(c.timeout);
       gloo::scatter(o);
     }
     write_back(output, out);
@@ -495,10 +512,10 @@ std::shared_ptr<Work> ProcessGroupGloo::scatter(Tensor& output, const std::vecto
 
 std::shared_ptr<Work> ProcessGroupGloo::barrier() {
   CollectiveInfo info = info_for(kBarrier);
-  return enqueue(info, {}, [this](const CollectiveInfo& info) {
-    gloo::BarrierOptions o(context_);
+  return enqueue(info, {}, [](const CollectiveInfo& info, Comm& c) {
+    gloo::BarrierOptions o(c.context);
     o.setTag(info.tag());
-    o.setTimeout(options_.timeout);
+    o.setTimeout(c.timeout);
     gloo::barrier(o);
   });
 }
@@ -526,9 +543,12 @@ std::shared_ptr<Work> ProcessGroupGloo::point_to_point(bool is_send, Tensor tens
   p->is_send = is_send;
   PendingP2P* pending = p.get();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    EMBER_CHECK(broken_.empty(), Error, name, " on rank ", rank_, " of ", size_,
-                ": the process group is unusable after an earlier failure: ", broken_);
+    std::lock_guard<std::mutex> lock(comm_->mu);
+    EMBER_CHECK(comm_->broken.empty(), Error, name, " on rank ", rank_, " of ", size_,
+                ": the process group is unusable after an earlier failure: ", comm_->broken);
+  }
+  {
+    std::lock_guard<std::mutex> lock(p2p_mu_);
     // Join the waiters that are done before adding one.
     for (auto it = p2p_.begin(); it != p2p_.end();) {
       if ((*it)->done) {
@@ -540,7 +560,7 @@ std::shared_ptr<Work> ProcessGroupGloo::point_to_point(bool is_send, Tensor tens
     }
     const uint64_t slot = gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag));
     if (buf.numel() > 0) {
-      p->buffer = context_->createUnboundBuffer(buf.data_ptr(), nbytes(buf));
+      p->buffer = comm_->context->createUnboundBuffer(buf.data_ptr(), nbytes(buf));
       if (is_send)
         p->buffer->send(peer, slot);
       else
@@ -550,8 +570,8 @@ std::shared_ptr<Work> ProcessGroupGloo::point_to_point(bool is_send, Tensor tens
       std::exception_ptr error;
       try {
         bool ok = true;
-        if (buf.numel() > 0) ok = is_send ? pending->buffer->waitSend(options_.timeout)
-                                          : pending->buffer->waitRecv(options_.timeout);
+        if (buf.numel() > 0) ok = is_send ? pending->buffer->waitSend(comm_->timeout)
+                                          : pending->buffer->waitRecv(comm_->timeout);
         EMBER_CHECK(ok, Error, name, " on rank ", rank_, " of ", size_, " was aborted (the group was destroyed)");
         if (!is_send) write_back(tensor, buf);
       } catch (const gloo::Exception& e) {
@@ -559,7 +579,7 @@ std::shared_ptr<Work> ProcessGroupGloo::point_to_point(bool is_send, Tensor tens
         const bool timed_out = what.find("imed out") != std::string::npos;
         error = std::make_exception_ptr(Error(str(
             name, " (tag ", tag, ", ", is_send ? "to" : "from", " rank ", peer, ") on rank ", rank_, " of ", size_,
-            timed_out ? str(" timed out after ", options_.timeout.count(), " ms: the peer may have exited or not "
+            timed_out ? str(" timed out after ", comm_->timeout.count(), " ms: the peer may have exited or not "
                             "called the matching ", is_send ? "recv" : "send")
                       : std::string(" failed: the peer may have exited"),
             " (gloo: ", what, ")")));
@@ -567,8 +587,8 @@ std::shared_ptr<Work> ProcessGroupGloo::point_to_point(bool is_send, Tensor tens
         error = std::current_exception();
       }
       if (error) {  // gloo may still write into the buffer: keep it
-        std::lock_guard<std::mutex> lock(mu_);
-        graveyard_.push_back(buf);
+        std::lock_guard<std::mutex> lock(comm_->mu);
+        comm_->graveyard.push_back(buf);
       }
       pending->done = true;
       work->finish(error);

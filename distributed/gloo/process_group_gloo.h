@@ -7,6 +7,8 @@
 // exits or never calls the collective makes it raise ember::Error naming
 // the collective, its sequence number, this rank, the group size and the
 // timeout. After a failure the group refuses further collectives.
+// Destroying a group whose worker is stuck does not wait for the timeout:
+// the worker owns what it uses (Comm) and ends on its own.
 //
 // Mismatch detection: each collective's gloo tag is a hash of its
 // (sequence number, kind, dtype, numel, root, reduce op), so ranks that call
@@ -66,27 +68,22 @@ class ProcessGroupGloo : public ProcessGroup {
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
 
  private:
+  struct Comm;  // what the worker thread uses; shared, so a stuck worker may outlive the group
   // Queues body on the worker, wrapped with the fingerprint check and the
   // translation of gloo's exceptions; `keep` stays alive while it runs (and
   // for the group's life if it fails: gloo may still write into it).
   std::shared_ptr<Work> enqueue(CollectiveInfo info, std::vector<Tensor> keep,
-                                std::function<void(const CollectiveInfo&)> body);
-  void check_fingerprints(const CollectiveInfo& info);
-  [[noreturn]] void fail(const CollectiveInfo& info, const std::string& what);
+                                std::function<void(const CollectiveInfo&, Comm&)> body);
   std::shared_ptr<Work> point_to_point(bool is_send, Tensor tensor, Tensor staged, int peer, int tag);
   CollectiveInfo info_for(int kind, const Tensor* t = nullptr);  // all but seq
 
-  ProcessGroupOptions options_;
-  std::shared_ptr<gloo::Context> context_;
-  bool debug_detail_ = false;
-  std::mutex issue_mu_;           // guards seq_ and the order of queue_
-  int64_t seq_ = 0;               // next collective's sequence number
-  std::mutex mu_;                 // guards broken_, graveyard_, p2p_
-  std::string broken_;            // first failure's message
-  std::vector<Tensor> graveyard_; // buffers of failed collectives
+  std::shared_ptr<Comm> comm_;
+  std::mutex issue_mu_;  // guards seq_ and the order of queue_
+  int64_t seq_ = 0;      // next collective's sequence number
   struct PendingP2P;
+  std::mutex p2p_mu_;
   std::vector<std::unique_ptr<PendingP2P>> p2p_;  // point-to-point waiters
-  WorkQueue queue_;               // last: joined first on destruction
+  WorkQueue queue_;  // last: stopped first on destruction
 };
 
 }  // namespace ember::distributed

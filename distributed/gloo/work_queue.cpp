@@ -8,6 +8,13 @@ void FutureWork::wait() {
   if (error_) std::rethrow_exception(error_);
 }
 
+bool FutureWork::wait_for(Milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [this] { return done_; })) return false;
+  if (error_) std::rethrow_exception(error_);
+  return true;
+}
+
 bool FutureWork::is_completed() {
   std::lock_guard<std::mutex> lock(mu_);
   return done_;
@@ -22,38 +29,47 @@ void FutureWork::finish(std::exception_ptr error) {
   cv_.notify_all();
 }
 
-WorkQueue::WorkQueue() : worker_([this] { loop(); }) {}
+WorkQueue::WorkQueue() : state_(std::make_shared<State>()) {
+  worker_ = std::thread([state = state_] { loop(state); });
+}
 
 WorkQueue::~WorkQueue() {
+  bool busy;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopping = true;
+    busy = state_->running || !state_->tasks.empty();
   }
-  cv_.notify_all();
-  worker_.join();
+  state_->cv.notify_all();
+  if (busy)
+    worker_.detach();
+  else
+    worker_.join();
 }
 
 std::shared_ptr<Work> WorkQueue::push(std::function<void()> task) {
   auto work = std::make_shared<FutureWork>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    tasks_.emplace_back(std::move(task), work);
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->tasks.emplace_back(std::move(task), work);
   }
-  cv_.notify_all();
+  state_->cv.notify_all();
   return work;
 }
 
-void WorkQueue::loop() {
+void WorkQueue::loop(const std::shared_ptr<State>& state) {
   for (;;) {
     std::function<void()> task;
     std::shared_ptr<FutureWork> work;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping, and nothing left to run
-      task = std::move(tasks_.front().first);
-      work = std::move(tasks_.front().second);
-      tasks_.pop_front();
+      std::unique_lock<std::mutex> lock(state->mu);
+      state->running = false;
+      state->cv.wait(lock, [&] { return state->stopping || !state->tasks.empty(); });
+      if (state->tasks.empty()) return;  // stopping, and nothing left to run
+      task = std::move(state->tasks.front().first);
+      work = std::move(state->tasks.front().second);
+      state->tasks.pop_front();
+      state->running = true;
     }
     std::exception_ptr error;
     try {

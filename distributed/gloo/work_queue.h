@@ -18,6 +18,7 @@ class FutureWork : public Work {
  public:
   void wait() override;
   bool is_completed() override;
+  bool wait_for(Milliseconds timeout) override;
   // Marks the work done (error: null on success) and wakes the waiters.
   void finish(std::exception_ptr error);
 
@@ -31,7 +32,9 @@ class FutureWork : public Work {
 class WorkQueue {
  public:
   WorkQueue();
-  // Runs what is queued, then joins the worker.
+  // Joins an idle worker. A busy one (a collective stuck on a dead peer, or
+  // work still queued) is left to finish on its own: tasks hold what they
+  // use, so destroying a group never waits for its timeout.
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -39,11 +42,15 @@ class WorkQueue {
   std::shared_ptr<Work> push(std::function<void()> task);
 
  private:
-  void loop();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<std::function<void()>, std::shared_ptr<FutureWork>>> tasks_;
-  bool stopping_ = false;
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::pair<std::function<void()>, std::shared_ptr<FutureWork>>> tasks;
+    bool stopping = false;
+    bool running = false;
+  };
+  static void loop(const std::shared_ptr<State>& state);
+  std::shared_ptr<State> state_;
   std::thread worker_;
 };
 

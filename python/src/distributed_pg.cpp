@@ -106,13 +106,19 @@ void init_distributed_pg(py::module_& m) {
       .value("MAX", DistOp::Max);
 
   py::class_<Work, std::shared_ptr<Work>>(d, "Work")
-      .def(
-          "wait",
-          [](Work& w) {
-            w.wait();
-            return true;
-          },
-          Release())
+      .def("wait",
+           [](Work& w) {
+             // In slices, so that Ctrl-C (SIGINT) interrupts a stuck collective.
+             for (;;) {
+               bool done;
+               {
+                 py::gil_scoped_release release;
+                 done = w.wait_for(Milliseconds(100));
+               }
+               if (done) return true;
+               if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+             }
+           })
       .def("is_completed", &Work::is_completed);
 
   py::class_<ProcessGroup, std::shared_ptr<ProcessGroup>>(d, "ProcessGroup")

@@ -346,3 +346,35 @@ TEST_CASE("gloo: collectives that differ across ranks time out instead of exchan
     REQUIRE(m.find("timed out after 1000 ms") != std::string::npos);
   }
 }
+
+TEST_CASE("gloo: destroying a group with a stuck collective does not wait for the timeout", "[distributed]") {
+  if (!gloo_available()) return;
+  std::vector<double> seconds(2, 0);
+  auto store = std::make_shared<test::HashStore>();
+  std::vector<std::thread> threads;
+  std::vector<std::shared_ptr<Work>> works(2);
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ProcessGroupOptions options;
+      options.timeout = Milliseconds(3000);
+      options.master_addr = "127.0.0.1";
+      auto group = make_process_group("gloo", store, r, 2, options);
+      Tensor t = values({1}, {1});
+      if (r == 0) works[0] = group->all_reduce(t, Op::Sum);  // rank 1 never joins it
+      const auto start = std::chrono::steady_clock::now();
+      if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));  // alive, silent
+      group.reset();
+      seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE(seconds[0] < 1.0);
+  // The abandoned collective still ends, with an error, instead of hanging.
+  bool raised = false;
+  try {
+    works[0]->wait();
+  } catch (const Error&) {
+    raised = true;
+  }
+  REQUIRE(raised);
+}

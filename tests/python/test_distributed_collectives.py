@@ -6,10 +6,12 @@ depend on TCP rendezvous. A worker checks every result itself and exits
 non-zero with its traceback on a mismatch; the test fails naming that rank.
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -232,7 +234,19 @@ WORKER = textwrap.dedent(r'''
                          "broadcast(int64, numel=3, root=0)"):
                 assert text in str(e), (text, str(e))
 
-    {"mismatch": mismatch, "collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
+    def interrupt():
+        x = t([1.0])
+        dist.all_reduce(x)
+        if rank == 1:
+            time.sleep(30)  # killed by the test before
+        print("waiting", flush=True)
+        try:
+            dist.all_reduce(x)  # stuck: rank 1 never joins
+            raise AssertionError("all_reduce returned without rank 1")
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+
+    {"interrupt": interrupt, "mismatch": mismatch, "collectives": collectives, "async_and_groups": async_and_groups, "errors": errors,
      "early_exit": early_exit, "silent_peer": silent_peer}[scenario]()
     dist.destroy_process_group()
     print("OK", flush=True)
@@ -245,7 +259,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file"):
+def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file", on_start=None):
     """Runs WORKER's `scenario` on `world` processes; returns each rank's (exit code, output).
 
     init: "file" (a FileStore in tmp_path), "env" (env:// with MASTER_ADDR/PORT, RANK, WORLD_SIZE) or
@@ -262,8 +276,16 @@ def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file"):
         environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world))
     procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), init_method],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=dict(environ, RANK=str(r)))
+                              env=dict(environ, RANK=str(r)),
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
              for r in range(world)]
+    if on_start is not None:
+        try:
+            on_start(procs)
+        except BaseException:
+            for p in procs:
+                p.kill()
+            raise
     outputs = []
     try:
         for r, p in enumerate(procs):
@@ -313,6 +335,23 @@ def test_silent_peer_makes_the_others_time_out(tmp_path):
 
 def test_mismatched_collectives_are_reported_with_debug_detail(tmp_path):
     require_ok(run_world(tmp_path, "mismatch", 2, env={"EMBER_DISTRIBUTED_DEBUG": "DETAIL"}))
+
+
+def test_ctrl_c_interrupts_a_stuck_collective(tmp_path):
+    def interrupt_rank0(procs):
+        assert procs[0].stdout.readline().strip() == "waiting"
+        time.sleep(0.3)
+        procs[0].send_signal(signal.SIGINT)
+        start = time.time()
+        out, _ = procs[0].communicate(timeout=10)
+        procs[0].stdout_after = out
+        assert time.time() - start < 5, "the interrupted rank took too long to exit"
+        procs[1].kill()
+
+    procs = []
+    outputs = run_world(tmp_path, "interrupt", 2, on_start=lambda ps: (procs.extend(ps), interrupt_rank0(ps)))
+    assert procs[0].returncode == 0, outputs[0]
+    assert "interrupted" in procs[0].stdout_after and "OK" in procs[0].stdout_after, procs[0].stdout_after
 
 
 def test_single_process_group_and_state(tmp_path):
