@@ -71,6 +71,8 @@ void Registry::probe() {
   if (err == cudaSuccess && count > 0) {
     count_ = count;
     devices_.resize(count);
+    ready_.reset(new std::atomic<DeviceContext*>[count]);
+    for (int i = 0; i < count; ++i) ready_[i].store(nullptr);
     return;
   }
   cudaGetLastError();
@@ -114,6 +116,7 @@ int Registry::resolve(int index) {
 
 DeviceContext& Registry::device(int index) {
   const int i = resolve(index);
+  if (DeviceContext* ready = ready_[i].load(std::memory_order_acquire)) return *ready;
   std::lock_guard<std::mutex> lock(mutex_);
   if (devices_[i]) return *devices_[i];
   auto ctx = std::make_unique<DeviceContext>();
@@ -130,14 +133,13 @@ DeviceContext& Registry::device(int index) {
   EMBER_CUDA_CHECK(probe);
   ctx->allocator = std::make_unique<CachingAllocator>(std::make_unique<RuntimeMemory>(i), i);
   devices_[i] = std::move(ctx);
+  ready_[i].store(devices_[i].get(), std::memory_order_release);
   return *devices_[i];
 }
 
 DeviceContext* Registry::existing(int index) {
   if (device_count() == 0) return nullptr;
-  const int i = resolve(index);
-  std::lock_guard<std::mutex> lock(mutex_);
-  return devices_[i].get();
+  return ready_[resolve(index)].load(std::memory_order_acquire);
 }
 
 std::vector<DeviceContext*> Registry::all_existing() {

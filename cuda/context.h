@@ -70,8 +70,10 @@ class Registry {
   std::once_flag probed_;
   int count_ = 0;
   std::string reason_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // serializes the creation of contexts
   std::vector<std::unique_ptr<DeviceContext>> devices_;
+  // devices_[i].get() once created, read without the lock (allocations ask per tensor).
+  std::unique_ptr<std::atomic<DeviceContext*>[]> ready_;
 };
 
 cudaStream_t current_cuda_stream(int index = -1);

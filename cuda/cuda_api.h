@@ -36,7 +36,12 @@ struct DeviceProperties {
   int minor = 0;
   int multi_processor_count = 0;
 };
+// Queries the GPU without initialising ember's context on it, so it works even
+// for a GPU this build has no code for.
 DeviceProperties device_properties(int index);
+// Empty when this build's GPU code runs on the device; otherwise why not and
+// the rebuild command (what the device's first use would raise).
+std::string arch_problem(int index);
 // Waits for all work queued on the device.
 void synchronize(int index = -1);
 

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include <ember/core/error.h>
+#include <ember/cuda/arch_list.h>
+#include <ember/cuda/build_info.h>
 #include <ember/cuda/context.h>
 #include <ember/cuda/cuda_api.h>
 #include <ember/cuda/error.h>
@@ -46,7 +48,8 @@ void set_device(int index) {
 }
 
 DeviceProperties device_properties(int index) {
-  const cudaDeviceProp& p = Registry::get().device(index).props;
+  cudaDeviceProp p{};
+  EMBER_CUDA_CHECK(cudaGetDeviceProperties(&p, Registry::get().resolve(index)));
   DeviceProperties out;
   out.name = p.name;
   out.total_memory = p.totalGlobalMem;
@@ -54,6 +57,12 @@ DeviceProperties device_properties(int index) {
   out.minor = p.minor;
   out.multi_processor_count = p.multiProcessorCount;
   return out;
+}
+
+std::string arch_problem(int index) {
+  const int i = Registry::get().resolve(index);
+  const DeviceProperties p = device_properties(i);
+  return arch_mismatch(i, p.name, p.major, p.minor, compiled_archs());
 }
 
 void synchronize(int index) {

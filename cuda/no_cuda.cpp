@@ -26,6 +26,7 @@ int cudnn_version() { return 0; }
 int current_device() { no_cuda("ember.cuda.current_device"); }
 void set_device(int) { no_cuda("ember.cuda.set_device"); }
 DeviceProperties device_properties(int) { no_cuda("ember.cuda.get_device_properties"); }
+std::string arch_problem(int) { no_cuda("ember.cuda: the architecture check"); }
 void synchronize(int) { no_cuda("ember.cuda.synchronize"); }
 
 std::shared_ptr<void> allocate(size_t, int) { no_cuda("allocate on cuda"); }

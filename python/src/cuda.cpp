@@ -63,6 +63,7 @@ void init_cuda(py::module_& m) {
                    p.multi_processor_count, ")");
       });
   c.def("get_device_properties", &cuda::device_properties, py::arg("index") = -1);
+  c.def("arch_problem", &cuda::arch_problem, py::arg("index") = -1);
 
   c.def("memory_stats", [](int i) { return stats_dict(cuda::memory_stats(i)); }, py::arg("index") = -1);
   c.def("reset_peak_memory_stats", &cuda::reset_peak_memory_stats, py::arg("index") = -1);

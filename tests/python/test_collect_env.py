@@ -42,7 +42,7 @@ GOOD = {
     "cuda_runtime": 13000, "cuda_driver": 13000, "kernel_driver": "580.65", "cudnn_loaded": 91900,
     "device_count": 1, "unavailable_reason": "", "cuda_visible_devices": None, "launch_blocking": "",
     "gpus": [{"index": 0, "name": "NVIDIA H200", "major": 9, "minor": 0, "total_memory": 150 * 2**30,
-              "sm_count": 132, "error": ""}],
+              "sm_count": 132, "arch_problem": "", "error": ""}],
 }
 
 
@@ -60,7 +60,7 @@ def test_a_good_setup_has_no_problems():
     assert collect_env.verdicts(GOOD) == []
     text = collect_env.report(GOOD)
     assert "OK: the build, the driver and the GPUs fit together" in text
-    assert "cuda:0: NVIDIA H200, compute capability 9.0, 150.0 GiB, 132 SMs" in text
+    assert "cuda:0: NVIDIA H200, compute capability 9.0 (compiled for), 150.0 GiB, 132 SMs" in text
     assert "driver supports CUDA:     13.0" in text
 
 
@@ -72,8 +72,13 @@ def test_each_mismatch_gets_its_verdict():
     assert old[0].startswith("driver older than runtime") and "12.4" in old[0] and "13.0" in old[0]
     none = v(facts_with(device_count=0, gpus=[], cuda_visible_devices="", unavailable_reason="no GPU"))
     assert none[0].startswith("no CUDA GPU") and "CUDA_VISIBLE_DEVICES=''" in none[0]
-    arch = v(facts_with(gpus=[{"index": 0, "error": "GPU 0 (Tesla T4) ... EMBER_CUDA_ARCHS=75 pip install ."}]))
-    assert arch[0].startswith("GPU cuda:0 cannot be used") and "EMBER_CUDA_ARCHS=75" in arch[0]
+    t4 = dict(GOOD["gpus"][0], name="Tesla T4", major=7, minor=5,
+              arch_problem="ember.cuda: GPU 0 (Tesla T4) ... EMBER_CUDA_ARCHS=75 pip install .")
+    arch = v(facts_with(gpus=[t4]))
+    assert arch[0].startswith("GPU arch not compiled") and "EMBER_CUDA_ARCHS=75" in arch[0]
+    assert "compute capability 7.5 (no code in this build)" in collect_env.report(facts_with(gpus=[t4]))
+    broken = v(facts_with(gpus=[{"index": 0, "error": "CUDA error: unknown error"}]))
+    assert broken[0].startswith("GPU cuda:0 cannot be used")
     assert v(facts_with(build_cudnn=""))[0].startswith("cuDNN missing")
     assert v(facts_with(cudnn_loaded=80900))[0].startswith("cuDNN mismatch")
     text = collect_env.report(facts_with(cuda_driver=0, device_count=0, gpus=[]))

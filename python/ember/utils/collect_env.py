@@ -82,8 +82,8 @@ def gather():
             p = cuda.get_device_properties(i)
             facts["gpus"].append({"index": i, "name": p.name, "major": p.major, "minor": p.minor,
                                   "total_memory": p.total_memory, "sm_count": p.multi_processor_count,
-                                  "error": ""})
-        except RuntimeError as e:  # e.g. the build has no code for this GPU's architecture
+                                  "arch_problem": cuda.arch_problem(i), "error": ""})
+        except RuntimeError as e:  # the query itself failed
             facts["gpus"].append({"index": i, "error": str(e)})
     return facts
 
@@ -110,6 +110,8 @@ def verdicts(facts):
     for gpu in facts["gpus"]:
         if gpu.get("error"):
             out.append(f"GPU cuda:{gpu['index']} cannot be used: {gpu['error']}")
+        elif gpu.get("arch_problem"):
+            out.append(f"GPU arch not compiled: {gpu['arch_problem']}")
     if not build.get("cudnn"):
         out.append("cuDNN missing: ember was built without cuDNN, so convolution, pooling and batch norm "
                    "cannot run on the GPU; install cuDNN 9 and rebuild")
@@ -171,8 +173,9 @@ def report(facts):
         if gpu.get("error"):
             lines.append(f"  cuda:{gpu['index']}: {gpu['error']}")
         else:
-            lines.append(f"  cuda:{gpu['index']}: {gpu['name']}, compute capability {gpu['major']}.{gpu['minor']}, "
-                         f"{_gib(gpu['total_memory'])}, {gpu['sm_count']} SMs")
+            compiled = "no code in this build" if gpu.get("arch_problem") else "compiled for"
+            lines.append(f"  cuda:{gpu['index']}: {gpu['name']}, compute capability {gpu['major']}.{gpu['minor']} "
+                         f"({compiled}), {_gib(gpu['total_memory'])}, {gpu['sm_count']} SMs")
     if not facts["gpus"] and facts["unavailable_reason"]:
         lines.append(f"  none usable: {facts['unavailable_reason']}")
 
