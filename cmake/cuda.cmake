@@ -54,8 +54,11 @@ if(NOT EMBER_CUDA STREQUAL "OFF")
   endif()
 endif()
 
+# cuda/no_cuda*.cpp: the CPU build's stand-ins for the CUDA seam (one file per
+# area: no_cuda.cpp for devices and memory, no_cuda_<family>.cpp for kernels).
+file(GLOB EMBER_NO_CUDA_SOURCES CONFIGURE_DEPENDS cuda/no_cuda*.cpp)
 if(NOT EMBER_HAS_CUDA)
-  list(APPEND EMBER_SOURCES cuda/no_cuda.cpp)
+  list(APPEND EMBER_SOURCES ${EMBER_NO_CUDA_SOURCES})
   set(EMBER_CUDA_ARCH_LIST "")
   return()
 endif()
@@ -89,7 +92,7 @@ set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 message(STATUS "ember: CUDA ${CUDAToolkit_VERSION}, architectures ${EMBER_CUDA_ARCH_LIST}")
 
 file(GLOB EMBER_CUDA_SOURCES CONFIGURE_DEPENDS cuda/*.cpp cuda/*.cu)
-list(REMOVE_ITEM EMBER_CUDA_SOURCES ${CMAKE_SOURCE_DIR}/cuda/no_cuda.cpp ${CMAKE_SOURCE_DIR}/cuda/build_info.cpp)
+list(REMOVE_ITEM EMBER_CUDA_SOURCES ${EMBER_NO_CUDA_SOURCES} ${CMAKE_SOURCE_DIR}/cuda/build_info.cpp)
 foreach(_f ${EMBER_CUDA_PORTABLE})
   list(REMOVE_ITEM EMBER_CUDA_SOURCES ${CMAKE_SOURCE_DIR}/${_f})
 endforeach()
