@@ -6,7 +6,7 @@
 #   3. the C++ example (examples/cpp) built against the installed package
 #      through find_package(ember),
 #   4. short runs of the Python examples (examples/demo.py, examples/mnist.py
-#      with a checkpoint and a resume).
+#      with a checkpoint and a resume, examples/ddp_mnist.py on 2 processes).
 # Exits non-zero as soon as anything fails or a suite finds no tests.
 # Environment: MAX_JOBS, EMBER_CMAKE_ARGS (also passed to the C++ test build),
 # EMBER_CUDA_ARCHS (default 90 here: CI has no GPU, and one architecture keeps
@@ -67,5 +67,9 @@ rm -f "$ckpt"
 "$python" examples/mnist.py --epochs 2 --limit 640 --checkpoint "$ckpt" --resume | tee build/mnist-resume.log \
   || fail "examples/mnist.py --resume"
 grep -q "resumed from" build/mnist-resume.log || fail "examples/mnist.py --resume did not resume"
+
+step "DDP example, short run on 2 processes (ember-run --standalone --nproc-per-node 2 examples/ddp_mnist.py)"
+"$python" -m ember.distributed.run --standalone --nproc-per-node 2 examples/ddp_mnist.py --epochs 1 --limit 640 \
+  --checkpoint build/ddp-mnist-smoke.safetensors || fail "examples/ddp_mnist.py under ember-run"
 
 step "all tests passed"
