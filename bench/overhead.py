@@ -1,11 +1,12 @@
 """W6 `overhead`: a chain of 100 `u = u + 1.0` on a 16-element tensor, in µs per op.
 What it measures is the fixed cost of one op from Python: argument conversion,
-checks, allocation, dispatch."""
+checks, allocation, dispatch (and, on the GPU, the kernel launch: the chain is
+timed to its last kernel's end)."""
 import numpy as np
 
 import ember
 
-from bench.timing import interleaved_medians, optional_torch, ratio
+from bench.timing import interleaved_medians, optional_torch, ratio, synchronized
 
 CHAIN = 100
 
@@ -16,17 +17,20 @@ def _chain(u):
     return u
 
 
-def run(repeats=50):
+def run(repeats=50, device="cpu"):
     torch = optional_torch()
     us = lambda s: round(s / CHAIN * 1e6, 3)  # noqa: E731
-    eu, nu = ember.ones(16), np.ones(16, dtype=np.float32)
-    fns = {"ember": lambda: _chain(eu), "numpy": lambda: _chain(nu)}
+    eu = ember.ones(16, device=device)
+    fns = {"ember": synchronized(ember, lambda: _chain(eu), device)}
+    if device == "cpu":
+        nu = np.ones(16, dtype=np.float32)
+        fns["numpy"] = lambda: _chain(nu)
     if torch is not None:
-        tu = torch.ones(16)
-        fns["torch"] = lambda: _chain(tu)
+        tu = torch.ones(16, device=device)
+        fns["torch"] = synchronized(torch, lambda: _chain(tu), device)
     seconds = interleaved_medians(fns, repeats, warmup=5)
-    out = {"workload": "overhead", "device": "cpu", "unit": "us/op"}
+    out = {"workload": "overhead", "device": device, "unit": "us/op"}
     out.update({name: us(s) for name, s in seconds.items()})
-    out["ember/numpy"] = ratio(out["ember"], out["numpy"])
+    out["ember/numpy"] = ratio(out["ember"], out.get("numpy"))
     out["ember/torch"] = ratio(out["ember"], out.get("torch"))
     return out

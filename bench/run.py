@@ -30,6 +30,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workload ids")
     parser.add_argument("--threads", type=int, default=None, help="ember.set_num_threads before running")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: BENCHMARKS.md's GPU sizes")
     args = parser.parse_args(argv)
     if args.threads:
         ember.set_num_threads(args.threads)
@@ -37,7 +38,7 @@ def main(argv=None):
         if name not in WORKLOADS:
             parser.error(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
         wid, run = WORKLOADS[name]
-        result = {"id": wid, **run()}
+        result = {"id": wid, **(run() if args.device == "cpu" else run(device=args.device))}
         print(json.dumps(result), flush=True)
 
 

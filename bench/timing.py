@@ -33,3 +33,15 @@ def optional_torch():
     except ImportError:
         return None
     return torch
+
+
+def synchronized(fw, fn, device):
+    """fn followed by a wait for the GPU, so wall-clock time covers the
+    kernels it queued (the CPU path is returned unchanged)."""
+    if device == "cpu":
+        return fn
+
+    def run():
+        fn()
+        fw.cuda.synchronize()
+    return run

@@ -23,10 +23,12 @@ def mnist_cnn(fw, dropout=True):
     return nn.Sequential(*layers)
 
 
-def gpt(fw, vocab_size, block_size, n_embd, n_layer, n_head, dropout=0.0):
+def gpt(fw, vocab_size, block_size, n_embd, n_layer, n_head, dropout=0.0, fused_attention=False):
     """W3: a GPT-2 style decoder: pre-LN blocks (LayerNorm, qkv Linear, causal
     softmax attention, projection, LayerNorm, Linear 4C, GELU, Linear C),
-    learned position embeddings, output head tied to the token embedding."""
+    learned position embeddings, output head tied to the token embedding.
+    fused_attention: F.scaled_dot_product_attention instead of the explicit
+    softmax(q k^T) v."""
     nn, F = fw.nn, fw.nn.functional
 
     class CausalSelfAttention(nn.Module):
@@ -40,6 +42,10 @@ def gpt(fw, vocab_size, block_size, n_embd, n_layer, n_head, dropout=0.0):
             B, T, C = x.shape
             q, k, v = self.qkv(x).split(n_embd, dim=2)
             q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
+            if fused_attention:
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout if self.training else 0.0,
+                                                   is_causal=True)
+                return self.drop(self.proj(y.transpose(1, 2).reshape(B, T, C)))
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // n_head))
             mask = fw.ones(T, T, dtype=fw.bool, device=x.device).tril()
             att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
