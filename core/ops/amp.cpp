@@ -1,8 +1,7 @@
-// Front-ends of the amp family: argument checks and the split between the
-// CPU kernel and a device-generic path. Off the CPU, gradients are unscaled
-// and checked with ordinary ops (mul_, isfinite_mask, amin), so GradScaler
-// runs on any device whose elementwise and reduction kernels exist; the scale
-// update moves its three one-element tensors through the host.
+// Front-ends of the amp family: argument checks and the choice of kernel: the
+// CPU one, the CUDA one (found_inf and inv_scale on the gradient's GPU), or,
+// for any other placement, ordinary ops (mul_, isfinite_mask, amin). The
+// scale update moves its three one-element tensors through the host.
 #include <ember/core/ops/amp.h>
 
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/unary.h>
+#include <ember/cuda/amp.h>
 
 namespace ember {
 namespace {
@@ -53,19 +53,19 @@ void amp_foreach_non_finite_check_and_unscale_(const std::vector<Tensor>& grads,
   const bool host_scalars = found_inf.device().is_cpu() && inv_scale.device().is_cpu();
   if (host_scalars) inv = inv_scale.item().to_double();
   for (const Tensor& g : grads) {
-    if (!(g.device().is_cpu() && host_scalars)) {
+    const bool on_cpu = g.device().is_cpu() && host_scalars;
+    const bool on_gpu = g.device().is_cuda() && found_inf.device() == g.device() && inv_scale.device() == g.device();
+    if (!on_cpu && !on_gpu) {
       unscale_generic(g, found_inf, inv_scale);
       continue;
     }
-    if (g.is_contiguous()) {
-      found_on_host |= cpu::unscale_and_check(g, inv);
-      g.bump_version();
-    } else {
-      Tensor work = g.contiguous();
-      found_on_host |= cpu::unscale_and_check(work, inv);
-      Tensor dst = g;
-      dst.copy_(work);
-    }
+    // The kernels want contiguous memory: others go through a work copy.
+    Tensor work = g.is_contiguous() ? g : g.contiguous();
+    if (on_cpu) found_on_host |= cpu::unscale_and_check(work, inv);
+    else cuda::amp_unscale_and_check(work, found_inf, inv_scale);
+    Tensor dst = g;
+    if (work.impl() != g.impl()) dst.copy_(work);
+    else g.bump_version();
   }
   if (found_on_host) found_inf.fill_(1.0);
 }

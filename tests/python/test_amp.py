@@ -612,3 +612,23 @@ def test_cuda_autocast_grads_and_scaler_match_cpu():
     scaler.update()
     assert scaler.get_scale() == 64.0
     np.testing.assert_array_equal(to_numpy(w.detach().cpu()), before)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.bfloat16, ember.float16])
+def test_cuda_unscale_kernel_matches_cpu(dtype):
+    base = random_array((64, 33)) * 64
+    cpu_grads = [ember.tensor(base, dtype=dtype), ember.tensor(base.T.copy(), dtype=dtype).t()]
+    gpu_grads = [g.cuda() for g in cpu_grads]
+    found_cpu, found_gpu = ember.zeros((1,)), ember.zeros((1,)).cuda()
+    _C._amp_foreach_non_finite_check_and_unscale_(cpu_grads, found_cpu, ember.full((1,), 0.125))
+    _C._amp_foreach_non_finite_check_and_unscale_(gpu_grads, found_gpu, ember.full((1,), 0.125).cuda())
+    assert found_gpu.item() == 0.0
+    for c, g in zip(cpu_grads, gpu_grads):
+        np.testing.assert_array_equal(f32(g.cpu()), f32(c))
+    bad = base.copy()
+    bad[40, 7] = np.nan
+    g = ember.tensor(bad, dtype=dtype).cuda()
+    _C._amp_foreach_non_finite_check_and_unscale_([g], found_gpu, ember.full((1,), 0.5).cuda())
+    assert found_gpu.item() == 1.0
+    assert_close(f32(g.cpu())[0], to_numpy(ember.tensor(bad, dtype=dtype).float())[0] * 0.5, rtol=1e-2)
