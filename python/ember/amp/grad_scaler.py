@@ -93,7 +93,7 @@ class GradScaler:
                     per_device_and_dtype[str(grad.device)][grad.dtype].append(grad)
             found_per_device = {}
             for dev, per_dtype in per_device_and_dtype.items():
-                found = found_inf.to(dev, copy=True) if str(found_inf.device) != dev else found_inf.clone()
+                found = found_inf.clone() if str(found_inf.device) == dev else found_inf.to(dev)
                 inv = inv_scale.to(dev)
                 for grads in per_dtype.values():
                     _C._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
