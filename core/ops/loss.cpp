@@ -144,7 +144,8 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
-  if (autocast::Scope ac{"nll_loss", input, target, weight}; ac) return nll_loss(ac[0], ac[1], ac[2], ignore_index, reduction);
+  if (autocast::Scope ac{"nll_loss", input, target, weight}; ac)
+    return nll_loss(ac[0], ac[1], ac[2], ignore_index, reduction);
   const char* op = "nll_loss";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -157,7 +158,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
-  if (autocast::Scope ac{"cross_entropy", input, target, weight}; ac) return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
+  if (autocast::Scope ac{"cross_entropy", input, target, weight}; ac)
+    return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
   const char* op = "cross_entropy";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -246,7 +248,8 @@ void check_same_size(const Tensor& input, const Tensor& target, const char* op) 
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
-  if (autocast::Scope ac{"binary_cross_entropy", input, target, weight}; ac) return binary_cross_entropy(ac[0], ac[1], ac[2], reduction);
+  if (autocast::Scope ac{"binary_cross_entropy", input, target, weight}; ac)
+    return binary_cross_entropy(ac[0], ac[1], ac[2], reduction);
   const char* op = "binary_cross_entropy";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -277,7 +280,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const std::string& reduction, const Tensor& pos_weight) {
-  if (autocast::Scope ac{"binary_cross_entropy_with_logits", input, target, weight, pos_weight}; ac) return binary_cross_entropy_with_logits(ac[0], ac[1], ac[2], reduction, ac[3]);
+  if (autocast::Scope ac{"binary_cross_entropy_with_logits", input, target, weight, pos_weight}; ac)
+    return binary_cross_entropy_with_logits(ac[0], ac[1], ac[2], reduction, ac[3]);
   const char* op = "binary_cross_entropy_with_logits";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);

@@ -168,7 +168,8 @@ Tensor row_normalize(const Tensor& input, const Shape& normalized_shape, const T
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
-  if (autocast::Scope ac{"layer_norm", input, weight, bias}; ac) return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
+  if (autocast::Scope ac{"layer_norm", input, weight, bias}; ac)
+    return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
   return row_normalize(input, normalized_shape, weight, bias, eps, false, "layer_norm");
 }
 
@@ -184,7 +185,8 @@ Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
-  if (autocast::Scope ac{"group_norm", input, weight, bias}; ac) return group_norm(ac[0], num_groups, ac[1], ac[2], eps);
+  if (autocast::Scope ac{"group_norm", input, weight, bias}; ac)
+    return group_norm(ac[0], num_groups, ac[1], ac[2], eps);
   const char* op = "group_norm";
   check_input(input, op);
   EMBER_CHECK(input.dim() >= 2, Error, op, ": expected an input of at least 2 dims (N, C, ...), got ",
