@@ -47,7 +47,34 @@ void launch(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale
   EMBER_CUDA_KERNEL_CHECK();
 }
 
+__global__ void update_scale_kernel(float* scale, int* growth_tracker, const float* found_inf, double growth_factor,
+                                    double backoff_factor, int64_t growth_interval) {
+  if (*found_inf != 0.0f) {
+    *scale = static_cast<float>(*scale * backoff_factor);
+    *growth_tracker = 0;
+    return;
+  }
+  const int64_t successful = *growth_tracker + 1;
+  if (successful == growth_interval) {
+    const float grown = static_cast<float>(*scale * growth_factor);
+    if (isfinite(grown)) *scale = grown;
+    *growth_tracker = 0;
+  } else {
+    *growth_tracker = static_cast<int>(successful);
+  }
+}
+
 }  // namespace
+
+void amp_update_scale(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                      double growth_factor, double backoff_factor, int64_t growth_interval) {
+  const int index = scale.device().index;
+  DeviceGuard guard(index);
+  update_scale_kernel<<<1, 1, 0, current_cuda_stream(index)>>>(
+      static_cast<float*>(scale.data_ptr()), static_cast<int*>(growth_tracker.data_ptr()),
+      static_cast<const float*>(found_inf.data_ptr()), growth_factor, backoff_factor, growth_interval);
+  EMBER_CUDA_KERNEL_CHECK();
+}
 
 void amp_unscale_and_check(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale) {
   if (grad.numel() == 0) return;

@@ -1,7 +1,7 @@
 // Front-ends of the amp family: argument checks and the choice of kernel: the
 // CPU one, the CUDA one (found_inf and inv_scale on the gradient's GPU), or,
 // for any other placement, ordinary ops (mul_, isfinite_mask, amin). The
-// scale update moves its three one-element tensors through the host.
+// scale update runs on the host unless its three tensors share a GPU.
 #include <ember/core/ops/amp.h>
 
 #include <cmath>
@@ -77,6 +77,12 @@ Tensor& amp_update_scale_(Tensor& scale, Tensor& growth_tracker, const Tensor& f
   check_one_element(op, "growth_tracker", growth_tracker, DType::Int32);
   check_one_element(op, "found_inf", found_inf, DType::Float32);
   autograd::NoGradGuard no_grad;
+  if (scale.device().is_cuda() && growth_tracker.device() == scale.device() && found_inf.device() == scale.device()) {
+    cuda::amp_update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+    scale.bump_version();
+    growth_tracker.bump_version();
+    return scale;
+  }
   float s = static_cast<float>(scale.item().to_double());
   int64_t tracker = growth_tracker.item().to_int();
   if (found_inf.item().to_double() != 0) {

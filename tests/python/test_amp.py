@@ -632,3 +632,18 @@ def test_cuda_unscale_kernel_matches_cpu(dtype):
     _C._amp_foreach_non_finite_check_and_unscale_([g], found_gpu, ember.full((1,), 0.5).cuda())
     assert found_gpu.item() == 1.0
     assert_close(f32(g.cpu())[0], to_numpy(ember.tensor(bad, dtype=dtype).float())[0] * 0.5, rtol=1e-2)
+
+
+@gpu
+def test_cuda_update_scale_kernel_matches_cpu():
+    states = {}
+    for dev in ("cpu", "cuda"):
+        scale = ember.tensor(8.0).to(dev)
+        tracker = ember.zeros((), dtype=ember.int32).to(dev)
+        seen = []
+        for found in (0.0, 0.0, 1.0, 0.0, 0.0, 0.0):
+            _C._amp_update_scale_(scale, tracker, ember.tensor(found).to(dev), 2.0, 0.5, 2)
+            seen.append((scale.item(), tracker.item()))
+        states[dev] = seen
+    assert states["cuda"] == states["cpu"]
+    assert states["cpu"] == [(8.0, 1), (16.0, 0), (8.0, 0), (8.0, 1), (16.0, 0), (16.0, 1)]
