@@ -81,8 +81,9 @@ struct CacheEntry {
   Tensor cast;
   uint32_t version;
 };
+
 struct State {
-  bool enabled[2] = {false, false};                       // indexed by DeviceType
+  bool enabled[2] = {false, false};                    // CPU, CUDA
   DType dtype[2] = {DType::BFloat16, DType::Float16};  // CPU, CUDA
   bool cache_enabled = true;
   bool in_op = false;  // an autocast op is running: nested ops are not autocast
