@@ -3,6 +3,7 @@
 // primitives (conv, conv_transpose, conv_weight) that cast half types to
 // float32, make inputs contiguous, call the CPU kernel and record autograd.
 #include <ember/core/ops/conv.h>
+#include <ember/core/autocast.h>
 
 #include <ember/autograd/functions/conv.h>
 #include <ember/autograd/grad_mode.h>
@@ -117,6 +118,8 @@ Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w
 
 Tensor conv_nd_padded(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                       const IntList& stride, const IntList& padding, const IntList& dil, int64_t groups) {
+  if (autocast::Scope ac{op, x, w, b}; ac)
+    return conv_nd_padded(op, spatial, ac[0], ac[1], ac[2], stride, padding, dil, groups);
   check_common(op, x, w, b, spatial, groups);
   const IntList pad = expand_arg(op, "padding", padding, spatial);
   return conv_nd(op, spatial, x, w, b, stride, pad, pad, dil, groups);
@@ -124,6 +127,8 @@ Tensor conv_nd_padded(const char* op, int64_t spatial, const Tensor& x, const Te
 
 Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                       const IntList& stride, const std::string& padding, const IntList& dil_in, int64_t groups) {
+  if (autocast::Scope ac{op, x, w, b}; ac)
+    return conv_nd_string(op, spatial, ac[0], ac[1], ac[2], stride, padding, dil_in, groups);
   check_common(op, x, w, b, spatial, groups);
   if (padding == "valid") return conv_nd(op, spatial, x, w, b, stride, IntList(spatial, 0), IntList(spatial, 0), dil_in, groups);
   EMBER_CHECK(padding == "same", Error, op, ": invalid padding string '", padding, "', expected 'valid' or 'same'");
@@ -144,6 +149,8 @@ Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Te
 Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                          const IntList& stride_in, const IntList& pad_in, const IntList& outpad_in, int64_t groups,
                          const IntList& dil_in) {
+  if (autocast::Scope ac{op, x, w, b}; ac)
+    return conv_transpose_nd(op, spatial, ac[0], ac[1], ac[2], stride_in, pad_in, outpad_in, groups, dil_in);
   check_common(op, x, w, b, spatial, groups);
   const IntList stride = expand_arg(op, "stride", stride_in, spatial);
   const IntList pad = expand_arg(op, "padding", pad_in, spatial);

@@ -3,6 +3,7 @@
 // stable softplus forms for the logits losses), so autograd and double
 // backward come from those ops' formulas.
 #include <ember/core/ops/loss.h>
+#include <ember/core/autocast.h>
 
 #include <ember/autograd/functions/loss.h>
 #include <ember/autograd/grad_mode.h>
@@ -143,6 +144,8 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  if (autocast::Scope ac{"nll_loss", input, target, weight}; ac)
+    return nll_loss(ac[0], ac[1], ac[2], ignore_index, reduction);
   const char* op = "nll_loss";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -155,6 +158,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
+  if (autocast::Scope ac{"cross_entropy", input, target, weight}; ac)
+    return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
   const char* op = "cross_entropy";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -210,16 +215,19 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::Scope ac{"mse_loss", input, target}; ac) return mse_loss(ac[0], ac[1], reduction);
   check_args(input, target, "mse_loss");
   return reduce(square(sub(input, target)), parse_reduction(reduction, "mse_loss"));
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (autocast::Scope ac{"l1_loss", input, target}; ac) return l1_loss(ac[0], ac[1], reduction);
   check_args(input, target, "l1_loss");
   return reduce(abs(sub(input, target)), parse_reduction(reduction, "l1_loss"));
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
+  if (autocast::Scope ac{"smooth_l1_loss", input, target}; ac) return smooth_l1_loss(ac[0], ac[1], reduction, beta);
   const char* op = "smooth_l1_loss";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -240,6 +248,8 @@ void check_same_size(const Tensor& input, const Tensor& target, const char* op) 
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
+  if (autocast::Scope ac{"binary_cross_entropy", input, target, weight}; ac)
+    return binary_cross_entropy(ac[0], ac[1], ac[2], reduction);
   const char* op = "binary_cross_entropy";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -270,6 +280,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const std::string& reduction, const Tensor& pos_weight) {
+  if (autocast::Scope ac{"binary_cross_entropy_with_logits", input, target, weight, pos_weight}; ac)
+    return binary_cross_entropy_with_logits(ac[0], ac[1], ac[2], reduction, ac[3]);
   const char* op = "binary_cross_entropy_with_logits";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -286,6 +298,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const std::string& reduction, bool log_target) {
+  if (autocast::Scope ac{"kl_div", input, target}; ac) return kl_div(ac[0], ac[1], reduction, log_target);
   const char* op = "kl_div";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op, /*allow_batchmean=*/true);

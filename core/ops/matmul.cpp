@@ -3,6 +3,7 @@
 // the autograd node. Every op funnels into product(), which expands both
 // operands to [batch..., M, K] and [batch..., K, N] views without copying.
 #include <ember/core/ops/matmul.h>
+#include <ember/core/autocast.h>
 
 #include <ember/autograd/functions/matmul.h>
 #include <ember/autograd/grad_mode.h>
@@ -109,6 +110,7 @@ Tensor product_with_grad(const char* op, const char* node, const Tensor& a, cons
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::Scope ac{"matmul", a, b}; ac) return matmul(ac[0], ac[1]);
   check_operands("matmul", {a, b});
   const char* node = a.dim() == 1 && b.dim() == 1   ? "DotBackward0"
                      : a.dim() == 2 && b.dim() == 1 ? "MvBackward0"
@@ -118,6 +120,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::Scope ac{"mm", a, b}; ac) return mm(ac[0], ac[1]);
   check_operands("mm", {a, b});
   check_dim("mm", a, 2, "self");
   check_dim("mm", b, 2, "mat2");
@@ -125,6 +128,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::Scope ac{"bmm", a, b}; ac) return bmm(ac[0], ac[1]);
   check_operands("bmm", {a, b});
   check_dim("bmm", a, 3, "batch1");
   check_dim("bmm", b, 3, "batch2");
@@ -134,6 +138,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& a, const Tensor& v) {
+  if (autocast::Scope ac{"mv", a, v}; ac) return mv(ac[0], ac[1]);
   check_operands("mv", {a, v});
   check_dim("mv", a, 2, "self");
   check_dim("mv", v, 1, "vec");
@@ -141,6 +146,7 @@ Tensor mv(const Tensor& a, const Tensor& v) {
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
+  if (autocast::Scope ac{"dot", a, b}; ac) return dot(ac[0], ac[1]);
   check_operands("dot", {a, b});
   check_dim("dot", a, 1, "self");
   check_dim("dot", b, 1, "other");
@@ -158,6 +164,7 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta, const Scalar& alpha) {
+  if (autocast::Scope ac{"addmm", input, m1, m2}; ac) return addmm(ac[0], ac[1], ac[2], beta, alpha);
   check_operands("addmm", {input, m1, m2});
   check_dim("addmm", m1, 2, "mat1");
   check_dim("addmm", m2, 2, "mat2");

@@ -2,6 +2,7 @@
 // the autograd node with the analytic backward (autograd/functions/norm.cpp).
 // float16 / bfloat16 inputs are computed in float32 and cast back.
 #include <ember/core/ops/norm.h>
+#include <ember/core/autocast.h>
 
 #include <limits>
 
@@ -167,10 +168,13 @@ Tensor row_normalize(const Tensor& input, const Shape& normalized_shape, const T
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (autocast::Scope ac{"layer_norm", input, weight, bias}; ac)
+    return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
   return row_normalize(input, normalized_shape, weight, bias, eps, false, "layer_norm");
 }
 
 Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps) {
+  if (autocast::Scope ac{"rms_norm", input, weight}; ac) return rms_norm(ac[0], normalized_shape, ac[1], eps);
   double e;
   if (eps) e = *eps;
   else if (input.defined() && input.dtype() == DType::Float64) e = std::numeric_limits<double>::epsilon();
@@ -181,6 +185,8 @@ Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  if (autocast::Scope ac{"group_norm", input, weight, bias}; ac)
+    return group_norm(ac[0], num_groups, ac[1], ac[2], eps);
   const char* op = "group_norm";
   check_input(input, op);
   EMBER_CHECK(input.dim() >= 2, Error, op, ": expected an input of at least 2 dims (N, C, ...), got ",

@@ -2,6 +2,7 @@
 // kernel call and the autograd node. Statistics (var, std, norm, logsumexp)
 // are in reduce_stats.cpp.
 #include <ember/core/ops/reduce.h>
+#include <ember/core/autocast.h>
 
 #include <ember/autograd/functions/reduce.h>
 #include <ember/autograd/node.h>
@@ -181,6 +182,7 @@ Tensor logical(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
+  if (autocast::Scope ac{dtype ? nullptr : "sum", x}; ac) return sum(ac[0], dims, keepdim, dtype);
   const DType dt = accumulate_dtype(x, dtype);
   const ReducedShape r = reduced_shape(x, dims, keepdim, "sum");
   Tensor out = run_fold(ReduceOp::Sum, "sum", x, r, dt);
@@ -203,6 +205,7 @@ Tensor mean(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType
 }
 
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::optional<DType> dtype) {
+  if (autocast::Scope ac{dtype ? nullptr : "prod", x}; ac) return prod(ac[0], dim, keepdim, dtype);
   const DType dt = accumulate_dtype(x, dtype);
   const Dims dims = dim ? Dims{*dim} : Dims{};
   const ReducedShape r = reduced_shape(x, dims, dim ? keepdim : false, "prod");
@@ -227,6 +230,7 @@ Tensor all(const Tensor& x, const Dims& dims, bool keepdim) { return logical(Red
 Tensor any(const Tensor& x, const Dims& dims, bool keepdim) { return logical(ReduceOp::Any, x, dims, keepdim); }
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  if (autocast::Scope ac{dtype ? nullptr : "cumsum", x}; ac) return cumsum(ac[0], dim, dtype);
   check_cpu(x, "cumsum");
   const int64_t d = wrap_dim(dim, x.dim(), "cumsum");
   const DType dt = accumulate_dtype(x, dtype);

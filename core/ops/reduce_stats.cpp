@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <ember/autograd/functions/reduce.h>
+#include <ember/core/autocast.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/reduce.h>
@@ -55,6 +56,7 @@ Tensor std_dev(const Tensor& x, const Dims& dims, double correction, bool keepdi
 }
 
 Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
+  if (autocast::Scope ac{dtype ? nullptr : "norm", x}; ac) return norm(ac[0], p, dims, keepdim, dtype);
   const DType dt = dtype.value_or(x.dtype());
   EMBER_CHECK(is_floating(dt), Error, "norm: input dtype should be floating point, got ", dtype_name(dt));
   EMBER_CHECK(!std::isnan(p), ValueError, "norm: p must not be NaN");

@@ -1,5 +1,6 @@
 // softmax / log_softmax front-ends: dtype handling, layout, kernel, autograd node.
 #include <ember/core/ops/softmax.h>
+#include <ember/core/autocast.h>
 
 #include <ember/autograd/functions/softmax.h>
 #include <ember/autograd/node.h>
@@ -13,6 +14,8 @@ namespace functions = autograd::functions;
 namespace {
 
 Tensor run_softmax(const Tensor& input, int64_t dim, std::optional<DType> dtype, bool log) {
+  if (autocast::Scope ac{dtype ? nullptr : log ? "log_softmax" : "softmax", input}; ac)
+    return run_softmax(ac[0], dim, dtype, log);
   const char* name = log ? "log_softmax" : "softmax";
   EMBER_CHECK(input.defined(), Error, name, ": expected a defined tensor");
   EMBER_CHECK(input.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");

@@ -1,6 +1,7 @@
 // Unary elementwise ops: dtype rules, the kernel call and the autograd node,
 // plus their in-place forms.
 #include <ember/core/ops/unary.h>
+#include <ember/core/autocast.h>
 
 #include <limits>
 
@@ -79,6 +80,7 @@ void record(const Spec& s, const Tensor& x, const Tensor& out) {
 }
 
 Tensor run(const Spec& s, const Tensor& x) {
+  if (autocast::Scope ac{s.name, x}; ac) return run(s, ac[0]);
   check_input(s.name, x);
   const DType dt = result_dtype(s, x.dtype());
   Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { cpu::unary(s.op, o, in); });
@@ -194,6 +196,7 @@ DType pow_scalar_dtype(const Tensor& x, const Scalar& e) {
 }
 
 Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node) {
+  if (autocast::Scope ac{"pow", base, exponent}; ac) return pow_tensors(ac[0], ac[1], node);
   EMBER_CHECK(base.defined() && exponent.defined(), ValueError, "pow: got an undefined tensor");
   const Device dev = common_device("pow", {base, exponent});
   EMBER_CHECK(dev.is_cpu(), NotImplementedError, "pow: only the CPU is supported in this build");
@@ -281,6 +284,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
+  if (autocast::Scope ac{"softplus", x}; ac) return softplus(ac[0], beta, threshold);
   check_input("softplus", x);
   EMBER_CHECK(is_floating(x.dtype()), Error, "softplus: expected a floating point tensor, got ",
               dtype_name(x.dtype()));
@@ -326,6 +330,7 @@ Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
 }
 
 Tensor pow(const Tensor& base, const Scalar& exponent) {
+  if (autocast::Scope ac{"pow", base}; ac) return pow(ac[0], exponent);
   check_input("pow", base);
   const DType dt = pow_scalar_dtype(base, exponent);
   Tensor out = compute(base, dt, [&](Tensor& o, const Tensor& in) { cpu::pow_scalar(o, in, exponent); });

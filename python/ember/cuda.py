@@ -6,6 +6,7 @@ with CUDA), counters such as memory_allocated() are 0, and calls that need a
 GPU raise RuntimeError("ember.cuda: no CUDA GPU is available: <reason>").
 """
 import contextlib
+import sys as _sys
 import warnings
 
 from ember import _C
@@ -313,3 +314,9 @@ def mem_get_info(device=None):
     """(free, total) bytes of the GPU, as cudaMemGetInfo reports them."""
     _require()
     return _cuda.mem_get_info(_index(device))
+
+
+# ember.cuda.amp: torch.cuda.amp's deprecated autocast / GradScaler spellings.
+from ember.amp import _cuda_compat as amp  # noqa: E402
+
+_sys.modules[__name__ + ".amp"] = amp

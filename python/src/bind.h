@@ -80,6 +80,7 @@ void init_norm(py::module_& m);
 void init_loss(py::module_& m);
 void init_nn_misc(py::module_& m);  // embedding, dropout
 void init_optim(py::module_& m);
+void init_autocast(py::module_& m);  // autocast state, GradScaler ops
 void init_cuda(py::module_& m);
 void init_distributed_store(py::module_& m);    // TCPStore, PrefixStore
 void init_distributed_pg(py::module_& m);       // ProcessGroup, Work, collectives

@@ -49,6 +49,7 @@ PYBIND11_MODULE(_C, m) {
   init_loss(m);
   init_nn_misc(m);
   init_optim(m);
+  init_autocast(m);
   init_cuda(m);
   init_distributed_store(m);
   init_distributed_pg(m);

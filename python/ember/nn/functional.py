@@ -102,9 +102,12 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 # ---- linear -----------------------------------------------------------------------------------
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias; a single addmm for 2-D inputs."""
-    if input.dim() == 2 and bias is not None:
-        return ember.addmm(bias, input, weight.t())
+    """input @ weight.T + bias; with a bias, one addmm for any shape, so autocast
+    sees linear as one op (torch's dtype rules) and keeps a single node."""
+    if bias is not None and input.dim() >= 1:
+        lead = tuple(input.shape[:-1])
+        out = ember.addmm(bias, input.reshape(math.prod(lead), input.shape[-1]), weight.t())
+        return out if input.dim() == 2 else out.reshape(*lead, out.shape[-1])
     out = ember.matmul(input, weight.t())
     return out + bias if bias is not None else out
 
