@@ -83,6 +83,17 @@ std::shared_ptr<Comm> ProcessGroupNCCL::comm_for(int device, const std::string& 
                 " but this process group uses cuda:", comm_->device);
     return comm_;
   }
+  EMBER_CHECK(init_error_.empty(), Error, where, ": the process group is unusable: ", init_error_);
+  try {
+    comm_ = create_comm(device, where);
+  } catch (const std::exception& e) {
+    init_error_ = e.what();
+    throw;
+  }
+  return comm_;
+}
+
+std::shared_ptr<Comm> ProcessGroupNCCL::create_comm(int device, const std::string& where) {
   auto c = std::make_shared<Comm>();
   c->device = device;
   c->rank = rank_;
@@ -115,7 +126,6 @@ std::shared_ptr<Comm> ProcessGroupNCCL::comm_for(int device, const std::string& 
   EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&c->ready, cudaEventDisableTiming));
   EMBER_NCCL_CHECK(ncclCommInitRank(&c->comm, size_, id, rank_), nullptr, where + " (creating the communicator)");
-  comm_ = c;
   return c;
 }
 

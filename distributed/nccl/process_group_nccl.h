@@ -62,6 +62,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   std::shared_ptr<Work> run(const char* name, int device, std::vector<Tensor> keep, Body body,
                             bool blocking = false);
   std::shared_ptr<Comm> comm_for(int device, const std::string& where);
+  std::shared_ptr<Comm> create_comm(int device, const std::string& where);
   // The device every tensor of a call must be on: the communicator's once it
   // exists, else the first tensor's.
   int device_for(const Tensor& t, const char* op);
@@ -74,6 +75,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   std::mutex issue_mu_;  // guards seq_ and comm_, and keeps collectives in sequence order
   int64_t seq_ = 0;
   std::shared_ptr<Comm> comm_;
+  std::string init_error_;  // why creating the communicator failed: later calls fail the same way
   Watchdog watchdog_;
 };
 

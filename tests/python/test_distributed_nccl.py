@@ -152,6 +152,14 @@ WORKER = textwrap.dedent(r'''
     dist.all_reduce(x, op=R.PRODUCT, group=g)
     check(x, [2.0, 3.0], "all_reduce on a new group")
 
+    # Python objects travel as uint8 tensors on the current GPU
+    objs = [None]
+    dist.all_gather_object(objs, {"a": 1, "b": [2, 3]})
+    assert objs == [{"a": 1, "b": [2, 3]}], objs
+    lst = ["x", 2.5]
+    dist.broadcast_object_list(lst, src=0)
+    assert lst == ["x", 2.5], lst
+
     dist.destroy_process_group()
     print("nccl worker ok")
 ''')
