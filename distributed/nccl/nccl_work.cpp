@@ -23,9 +23,15 @@ Comm::~Comm() {
   int previous = -1;
   cudaGetDevice(&previous);
   cudaSetDevice(device);
-  // An aborted communicator is already freed; the group's destructor aborts
-  // one with unfinished collectives, so this destroy does not wait on a peer.
-  if (comm && !aborted_) ncclCommDestroy(comm);
+  // An aborted communicator is already freed. The group's destructor lets
+  // queued collectives end first, so destroying waits on no peer; a broken
+  // one (a failed call, maybe a dead peer) is aborted instead.
+  if (comm && !aborted_) {
+    if (broken_.empty())
+      ncclCommDestroy(comm);
+    else
+      ncclCommAbort(comm);
+  }
   if (ready) cudaEventDestroy(ready);
   if (stream) cudaStreamDestroy(stream);
   if (previous >= 0) cudaSetDevice(previous);

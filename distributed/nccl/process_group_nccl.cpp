@@ -155,8 +155,11 @@ std::shared_ptr<Work> ProcessGroupNCCL::run(const char* name, int device, std::v
     c->issuing_since_ms = 0;
     cudaEvent_t end = nullptr;
     EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&end, cudaEventDisableTiming));
+    const cudaError_t recorded = cudaEventRecord(end, c->stream);
+    if (recorded != cudaSuccess) cudaEventDestroy(end);
+    EMBER_CUDA_CHECK(recorded);
+    // Handed over only once recorded: an unrecorded event reads as complete.
     work->set_end_event(end);
-    EMBER_CUDA_CHECK(cudaEventRecord(end, c->stream));
   } catch (const std::exception& e) {
     c->issuing_since_ms = 0;
     // The watchdog's timeout message when it aborted a hung call; else this error.
