@@ -59,13 +59,15 @@ int ProcessGroupNCCL::device_for(const Tensor& t, const char* op) {
     if (comm_) return comm_->device;
   }
   EMBER_CHECK(t.defined(), ValueError, op, ": got an undefined tensor");
-  EMBER_CHECK(t.device().is_cuda(), ValueError, op, ": nccl works on CUDA tensors; use the gloo backend for CPU tensors");
+  EMBER_CHECK(t.device().is_cuda(), ValueError, op,
+              ": nccl works on CUDA tensors; use the gloo backend for CPU tensors");
   return t.device().index;
 }
 
 void ProcessGroupNCCL::check_tensor(const Tensor& t, int device, const char* op, const char* what) {
   EMBER_CHECK(t.defined(), ValueError, op, ": got an undefined tensor");
-  EMBER_CHECK(t.device().is_cuda(), ValueError, op, ": nccl works on CUDA tensors; use the gloo backend for CPU tensors");
+  EMBER_CHECK(t.device().is_cuda(), ValueError, op,
+              ": nccl works on CUDA tensors; use the gloo backend for CPU tensors");
   EMBER_CHECK(t.device().index == device, ValueError, op, ": ", what, " is on ", t.device().str(),
               " but this process group uses cuda:", device, " (one GPU per process)");
   EMBER_CHECK(t.is_contiguous(), ValueError, op, ": ", what, " must be contiguous (call .contiguous() first)");

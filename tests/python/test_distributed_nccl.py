@@ -4,7 +4,9 @@ The GPU tests need a CUDA GPU and an ember built with NCCL; elsewhere they skip
 saying why. The GPU machine has one GPU, so they run with world size 1: every
 collective's result, async Works and stream ordering, argument checks, and a
 DDP step. What needs two GPUs (real data exchange, timeouts on a dead peer,
-send/recv) is not tested here; docs/distributed.md says so.
+send/recv) is not tested here; docs/distributed.md says so. Two processes
+sharing the GPU do check the rendezvous through the store: NCCL either runs
+their all_reduce or refuses with a clear error.
 
 The collectives run in a child interpreter (WORKER) with a time limit, so a
 hang fails the test instead of the suite; the checks that raise before any
@@ -182,6 +184,56 @@ def test_collectives_world_size_1(tmp_path):
     assert "nccl worker ok" in proc.stdout
 
 
+SHARED_GPU_WORKER = textwrap.dedent(r'''
+    import sys
+    from datetime import timedelta
+    import ember
+    import ember.distributed as dist
+
+    rank, store = int(sys.argv[1]), sys.argv[2]
+    dist.init_process_group("nccl", init_method="file://" + store, rank=rank, world_size=2,
+                            timeout=timedelta(seconds=20))
+    x = ember.tensor([rank + 1.0, 10.0]).cuda()
+    try:
+        dist.all_reduce(x)
+    except RuntimeError as e:  # NCCL may refuse two ranks on one GPU: then the error must say so clearly
+        msg = str(e)
+        assert f"all_reduce #0 on rank {rank} of 2" in msg and "NCCL error" in msg, msg
+        print("refused:", msg)
+    else:
+        got = x.cpu().tolist()
+        assert got == [3.0, 20.0], got
+        print("exchanged")
+''')
+
+
+@gpu
+def test_two_ranks_on_one_gpu_exchange_or_fail_clearly(tmp_path):
+    """Two processes meet through the store and create one communicator on the
+    same GPU: NCCL either runs the all_reduce across them or refuses (duplicate
+    GPU); both ranks must end either way, never hang."""
+    script = tmp_path / "shared.py"
+    script.write_text(SHARED_GPU_WORKER)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    procs = [subprocess.Popen([sys.executable, str(script), str(r), str(tmp_path / "store")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in range(2)]
+    outs = []
+    try:
+        for r, p in enumerate(procs):
+            try:
+                outs.append(p.communicate(timeout=90)[0])
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"rank {r} of 2 sharing one GPU hung (no error within 90 s)")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for r, (p, out) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"rank {r} failed (exit {p.returncode}):\n{out[-3000:]}"
+        assert "exchanged" in out or "refused:" in out, out
+
+
 # ---- on the GPU: argument checks and DDP, in this process
 
 @pytest.fixture
@@ -278,6 +330,11 @@ def test_ddp_step_over_nccl_matches_local_training(nccl_group, conv):
     except (RuntimeError, NotImplementedError) as e:
         if _missing_kernel(e):
             pytest.xfail(f"DDP over NCCL needs CUDA kernels that have not landed yet: {e}")
+        raise
+    except ValueError as e:
+        if "nccl works on CUDA tensors" in str(e):
+            pytest.fail(f"DistributedDataParallel handed a CPU tensor to the nccl group (its parameter check and "
+                        f"unused-parameter flags must live on the module's device): {e}")
         raise
     for name, want in reference.state_dict().items():
         assert np.allclose(got[name].numpy(), want.numpy(), rtol=1e-4, atol=1e-5), name
