@@ -9,6 +9,11 @@ namespace ember::distributed {
 std::shared_ptr<ProcessGroup> make_gloo_process_group(std::shared_ptr<Store> store, int rank, int size,
                                                       ProcessGroupOptions options);
 #endif
+#ifdef EMBER_HAS_NCCL
+// distributed/nccl/process_group_nccl.cpp
+std::shared_ptr<ProcessGroup> make_nccl_process_group(std::shared_ptr<Store> store, int rank, int size,
+                                                      ProcessGroupOptions options);
+#endif
 
 std::string to_string(ReduceOp op) {
   switch (op) {
@@ -29,7 +34,13 @@ bool gloo_available() {
 #endif
 }
 
-bool nccl_available() { return false; }
+bool nccl_available() {
+#ifdef EMBER_HAS_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
 
 std::shared_ptr<ProcessGroup> make_process_group(const std::string& backend, std::shared_ptr<Store> store,
                                                  int rank, int size, ProcessGroupOptions options) {
@@ -42,8 +53,13 @@ std::shared_ptr<ProcessGroup> make_process_group(const std::string& backend, std
     throw Error("init_process_group: this ember was built without gloo (install libgloo-dev and rebuild)");
 #endif
   }
-  if (backend == "nccl")
+  if (backend == "nccl") {
+#ifdef EMBER_HAS_NCCL
+    return make_nccl_process_group(std::move(store), rank, size, options);
+#else
     throw Error("init_process_group: this ember was built without NCCL (it needs a CUDA build with NCCL)");
+#endif
+  }
   throw ValueError(str("init_process_group: unknown backend '", backend, "' (use 'gloo' or 'nccl')"));
 }
 

@@ -98,7 +98,7 @@ run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
 
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
-  "$python" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py
+  "$python" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
   note "    cuda: FAILED: ember sees no usable GPU: $("$python" -c 'import ember; print(ember._C._cuda.unavailable_reason())')"

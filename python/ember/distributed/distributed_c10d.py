@@ -494,6 +494,19 @@ def _from_bytes_tensor(t, size):
     return pickle.loads(t[:size].numpy().tobytes())
 
 
+def _wait_on_backend_device(pg, call, *tensors):
+    """call(*tensors).wait(); for NCCL on copies on the current GPU (as PyTorch
+    does), written back into the CPU tensors after."""
+    if _world.backends.get(pg) != "nccl":
+        call(*tensors).wait()
+        return
+    device = f"cuda:{ember.cuda.current_device()}"
+    moved = [t.to(device) for t in tensors]
+    call(*moved).wait()
+    for t, m in zip(tensors, moved):
+        t.copy_(m.cpu())
+
+
 def all_gather_object(object_list, obj, group=None):
     """Fills object_list[i] with rank i's `obj` (any picklable object)."""
     pg = _pg(group)
@@ -504,13 +517,13 @@ def all_gather_object(object_list, obj, group=None):
                          f"size {pg.size()}")
     data, size = _to_bytes_tensor(obj)
     sizes = ember.zeros(pg.size(), dtype=ember.int64)
-    pg.all_gather_into_tensor(sizes, ember.tensor([size], dtype=ember.int64)).wait()
+    _wait_on_backend_device(pg, pg.all_gather_into_tensor, sizes, ember.tensor([size], dtype=ember.int64))
     sizes = [int(s) for s in sizes.tolist()]
     longest = max(sizes)
     padded = ember.zeros(longest, dtype=ember.uint8)
     padded[:size] = data
     out = ember.zeros(pg.size() * longest, dtype=ember.uint8)
-    pg.all_gather_into_tensor(out, padded).wait()
+    _wait_on_backend_device(pg, pg.all_gather_into_tensor, out, padded)
     for r in range(pg.size()):
         object_list[r] = _from_bytes_tensor(out[r * longest:(r + 1) * longest], sizes[r])
 
@@ -527,12 +540,12 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         sizes = ember.tensor([s for _, s in parts] or [0], dtype=ember.int64)[:n]
     else:
         sizes = ember.zeros(n, dtype=ember.int64)
-    pg.broadcast(sizes, root).wait()
+    _wait_on_backend_device(pg, lambda t: pg.broadcast(t, root), sizes)
     sizes = [int(s) for s in sizes.tolist()]
     payload = ember.zeros(sum(sizes), dtype=ember.uint8)
     if pg.rank() == root and sizes:
         payload = ember.cat([t for t, _ in parts])
-    pg.broadcast(payload, root).wait()
+    _wait_on_backend_device(pg, lambda t: pg.broadcast(t, root), payload)
     if pg.rank() != root:
         offset = 0
         for i, s in enumerate(sizes):
