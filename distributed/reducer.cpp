@@ -240,14 +240,16 @@ void Reducer::finalize() {
   std::shared_ptr<Work> use_work;
   Tensor use;
   if (options_.find_unused_parameters) {
-    use = zeros({static_cast<int64_t>(params_.size())}, DType::Float32);
-    float* u = use.data<float>();
+    Tensor host = zeros({static_cast<int64_t>(params_.size())}, DType::Float32);
+    float* u = host.data<float>();
     for (size_t i = 0; i < params_.size(); ++i) u[i] = used_[i] ? 1.0f : 0.0f;
+    use = host.to(params_.front().device());  // NCCL reduces GPU tensors only
     use_work = group_->all_reduce(use, ReduceOp::Sum);
   }
   for (auto& b : buckets_) b.work->wait();
   if (use_work) {
     use_work->wait();
+    use = use.to(kCPU);
     const float* u = use.data<float>();
     global_use.assign(u, u + params_.size());
   }

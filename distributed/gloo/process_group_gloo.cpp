@@ -194,8 +194,16 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   context->setTimeout(options.timeout);
   try {
     auto device = make_device(options.master_addr);
-    GlooStore gloo_store(std::move(store));
+    GlooStore gloo_store(store);
     context->connectFullMesh(gloo_store, device);
+    // Nobody leaves before everyone is connected: a rank that finished its
+    // side first and destroyed the group at once would close sockets a slower
+    // peer is still handshaking on (PyTorch ends its group setup with a
+    // store barrier for the same reason).
+    store->set(str("connected/", rank), Bytes{1});
+    std::vector<std::string> keys;
+    for (int r = 0; r < size; ++r) keys.push_back(str("connected/", r));
+    store->wait(keys, options.timeout);
   } catch (const std::exception& e) {
     throw Error(str("init_process_group: rank ", rank, " of ", size, " could not connect to its peers within ",
                     options.timeout.count(), " ms (a rank may not have started, or the address is unreachable): ",

@@ -57,16 +57,18 @@ def _verify_same_parameters(named, group):
     as rank 0, so that a mismatch raises here on every rank instead of
     corrupting or hanging a later collective."""
     dist = _dist()
+    device = named[0][1].device if named else None  # NCCL moves GPU tensors only
     signature = []
     for _, p in named:
         signature += [len(p.shape), *p.shape, _dtype_code(p.dtype)]
-    length = ember.tensor([len(signature)], dtype=ember.int64)
+    length = ember.tensor([len(signature)], dtype=ember.int64, device=device)
     dist.broadcast(length, group=group, group_src=0)
-    theirs = ember.tensor(signature if group.rank() == 0 else [0] * int(length.item()), dtype=ember.int64)
+    theirs = ember.tensor(signature if group.rank() == 0 else [0] * int(length.item()), dtype=ember.int64,
+                          device=device)
     dist.broadcast(theirs, group=group, group_src=0)
     theirs = theirs.tolist()
     differs = theirs != signature
-    flag = ember.tensor([int(differs)], dtype=ember.int64)
+    flag = ember.tensor([int(differs)], dtype=ember.int64, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
     if not flag.item():
         return
