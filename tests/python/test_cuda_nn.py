@@ -1,0 +1,186 @@
+"""The nn-side ops on CUDA against the CPU path, forward and backward:
+the matmul family through cuBLAS (mm, bmm, matmul with broadcasting, addmm,
+linear) in float32 (full precision and TF32), float64, float16 and bfloat16.
+
+Every test needs a CUDA GPU and skips, saying why, without one. The CPU is the
+reference: inputs are made on the CPU, copied to the GPU, and the results (and
+gradients) copied back and compared with tolerances by dtype.
+"""
+import numpy as np
+import pytest
+
+import ember
+
+AVAILABLE = ember._C._cuda.is_available()
+REASON = ember._C._cuda.unavailable_reason()
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+
+CASES = []  # no OpCase rows: these compare two backends, not ember with numpy
+
+# (rtol, atol) of a CUDA result against the CPU's float32/float64 result.
+TOL = {
+    ember.float32: (1e-5, 1e-5),
+    ember.float64: (1e-12, 1e-12),
+    ember.float16: (1e-2, 1e-2),
+    ember.bfloat16: (3e-2, 3e-2),
+}
+TF32_TOL = (5e-3, 5e-3)
+DTYPES = [ember.float32, ember.float64, ember.float16, ember.bfloat16]
+
+
+@pytest.fixture(autouse=True)
+def full_float32_precision():
+    before = ember.get_float32_matmul_precision()
+    ember.set_float32_matmul_precision("highest")
+    yield
+    ember.set_float32_matmul_precision(before)
+
+
+def as_np(t):
+    return t.detach().cpu().to(ember.float64).numpy()
+
+
+def make(shape, seed, dtype):
+    rng = np.random.default_rng(seed)
+    # Values exactly representable in every dtype, so both backends start equal.
+    x = np.round(rng.standard_normal(shape) * 8) / 8
+    return ember.tensor(x, dtype=dtype)
+
+
+def close(got, want, tol):
+    rtol, atol = tol
+    np.testing.assert_allclose(as_np(got), as_np(want), rtol=rtol, atol=atol)
+
+
+def reference_dtype(dtype):
+    # The CPU computes half types in float32 and rounds once; so does cuBLAS.
+    return dtype
+
+
+def run_both(fn, shapes, dtype, grad=True, tol=None, seed=0):
+    """fn(*tensors) on the CPU and on CUDA; compares outputs and input grads."""
+    tol = tol or TOL[dtype]
+    cpu_in = [make(s, seed + i, dtype) for i, s in enumerate(shapes)]
+    gpu_in = [t.cuda() for t in cpu_in]
+    if grad:
+        for t in cpu_in + gpu_in:
+            t.requires_grad_(True)
+    out_cpu, out_gpu = fn(*cpu_in), fn(*gpu_in)
+    assert out_gpu.is_cuda and out_gpu.dtype == out_cpu.dtype and out_gpu.shape == out_cpu.shape
+    close(out_gpu, out_cpu, tol)
+    if grad:
+        g = make(tuple(out_cpu.shape), seed + 100, dtype)
+        out_cpu.backward(g)
+        out_gpu.backward(g.cuda())
+        for tc, tg in zip(cpu_in, gpu_in):
+            assert tg.grad is not None and tg.grad.is_cuda
+            close(tg.grad, tc.grad, tol)
+
+
+# ---- matmul family --------------------------------------------------------------------------
+
+PRODUCTS = [
+    ("mm", lambda a, b: ember.mm(a, b), [(5, 7), (7, 3)]),
+    ("mm_square", lambda a, b: a @ b, [(64, 64), (64, 64)]),
+    ("mm_transposed_a", lambda a, b: ember.mm(a.t(), b), [(7, 5), (7, 3)]),
+    ("mm_transposed_b", lambda a, b: ember.mm(a, b.t()), [(5, 7), (3, 7)]),
+    ("mm_both_transposed", lambda a, b: ember.mm(a.t(), b.t()), [(7, 5), (3, 7)]),
+    ("mm_sliced", lambda a, b: ember.mm(a[:, ::2], b[::2]), [(5, 14), (14, 3)]),
+    ("mm_row", lambda a, b: ember.mm(a, b), [(1, 9), (9, 4)]),
+    ("mm_column", lambda a, b: ember.mm(a, b), [(4, 9), (9, 1)]),
+    ("bmm", lambda a, b: ember.bmm(a, b), [(3, 5, 7), (3, 7, 4)]),
+    ("bmm_transposed", lambda a, b: ember.bmm(a.transpose(1, 2), b), [(3, 7, 5), (3, 7, 4)]),
+    ("bmm_batch_last", lambda a, b: ember.bmm(a.permute(2, 0, 1), b), [(5, 7, 3), (3, 7, 4)]),
+    ("matmul_vv", lambda a, b: ember.matmul(a, b), [(6,), (6,)]),
+    ("matmul_mv", lambda a, b: ember.matmul(a, b), [(4, 6), (6,)]),
+    ("matmul_vm", lambda a, b: ember.matmul(a, b), [(6,), (6, 4)]),
+    ("matmul_batched_mat", lambda a, b: ember.matmul(a, b), [(2, 3, 5, 6), (6, 4)]),
+    ("matmul_mat_batched", lambda a, b: ember.matmul(a, b), [(5, 6), (2, 6, 4)]),
+    # batch dims [2, 1] x [1, 3]: no single stride per operand (pointer-array path)
+    ("matmul_cross_broadcast", lambda a, b: ember.matmul(a, b), [(2, 1, 5, 6), (1, 3, 6, 4)]),
+    ("addmm", lambda c, a, b: ember.addmm(c, a, b), [(5, 3), (5, 7), (7, 3)]),
+    ("addmm_row_bias", lambda c, a, b: ember.addmm(c, a, b), [(3,), (5, 7), (7, 3)]),
+    ("addmm_scaled", lambda c, a, b: ember.addmm(c, a, b, beta=0.5, alpha=-2.0), [(5, 3), (5, 7), (7, 3)]),
+    ("linear", lambda x, w, b: ember.nn.functional.linear(x, w, b), [(8, 6), (4, 6), (4,)]),
+    ("linear_3d", lambda x, w, b: ember.nn.functional.linear(x, w, b), [(2, 8, 6), (4, 6), (4,)]),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn,shapes", PRODUCTS, ids=[p[0] for p in PRODUCTS])
+def test_products_match_cpu(name, fn, shapes, dtype):
+    run_both(fn, shapes, dtype)
+
+
+def test_large_float32_product_is_exact_enough_without_tf32():
+    a, b = make((256, 512), 1, ember.float32), make((512, 128), 2, ember.float32)
+    close((a.cuda() @ b.cuda()), a @ b, (1e-5, 1e-4))
+
+
+@pytest.mark.parametrize("precision", ["high", "medium"])
+def test_tf32_products_are_close(precision):
+    ember.set_float32_matmul_precision(precision)
+    a, b = make((128, 256), 3, ember.float32), make((256, 64), 4, ember.float32)
+    close(a.cuda() @ b.cuda(), a @ b, (TF32_TOL[0], 0.05))
+
+
+def test_allow_tf32_switch_changes_the_gpu_result():
+    # Values with more mantissa bits than TF32's 10 differ once TF32 is on.
+    rng = np.random.default_rng(5)
+    a = ember.tensor(rng.standard_normal((64, 256)), dtype=ember.float32).cuda()
+    b = ember.tensor(rng.standard_normal((256, 64)), dtype=ember.float32).cuda()
+    ember.backends.cuda.matmul.allow_tf32 = False
+    exact = as_np(a @ b)
+    ember.backends.cuda.matmul.allow_tf32 = True
+    fast = as_np(a @ b)
+    ember.backends.cuda.matmul.allow_tf32 = False
+    assert not np.array_equal(exact, fast)
+    np.testing.assert_allclose(fast, exact, rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_empty_inner_dim_gives_zeros(dtype):
+    a, b = ember.ones(4, 0, dtype=dtype).cuda(), ember.ones(0, 3, dtype=dtype).cuda()
+    out = a @ b
+    assert out.shape == (4, 3) and (as_np(out) == 0).all()
+    c = ember.full((4, 3), 2.0, dtype=dtype).cuda()
+    out = ember.addmm(c, a, b, beta=0.5)
+    assert (as_np(out) == 1.0).all()
+
+
+def test_empty_outputs():
+    assert (ember.ones(0, 5).cuda() @ ember.ones(5, 3).cuda()).shape == (0, 3)
+    assert ember.bmm(ember.ones(0, 2, 5).cuda(), ember.ones(0, 5, 3).cuda()).shape == (0, 2, 3)
+
+
+def test_integer_products_are_refused_on_cuda():
+    a = ember.ones(2, 2, dtype=ember.int64).cuda()
+    with pytest.raises(NotImplementedError, match="mm: not implemented for int64 tensors on CUDA"):
+        ember.mm(a, a)
+
+
+def test_mixed_devices_are_refused():
+    with pytest.raises(RuntimeError, match="matmul"):
+        ember.matmul(ember.ones(2, 2).cuda(), ember.ones(2, 2))
+
+
+def test_result_is_on_the_inputs_device_and_stream_ordered():
+    s = ember.cuda.Stream()
+    a, b = make((32, 32), 7, ember.float32).cuda(), make((32, 32), 8, ember.float32).cuda()
+    with ember.cuda.stream(s):
+        out = a @ b
+    s.synchronize()
+    close(out, a.cpu() @ b.cpu(), TOL[ember.float32])
+
+
+def test_linear_layer_trains_on_cuda():
+    ember.manual_seed(0)
+    layer = ember.nn.Linear(6, 3)
+    x = make((16, 6), 9, ember.float32)
+    ref = layer(x).sum()
+    ref.backward()
+    want = layer.weight.grad.clone()
+    layer.zero_grad()
+    layer.cuda()
+    layer(x.cuda()).sum().backward()
+    close(layer.weight.grad, want, TOL[ember.float32])
