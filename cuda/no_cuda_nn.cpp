@@ -2,7 +2,9 @@
 // ember was built without CUDA. The front-ends only call them for CUDA
 // tensors, which such a build cannot create, so this is a safety net.
 #include <ember/core/error.h>
+#include <ember/cuda/loss.h>
 #include <ember/cuda/matmul.h>
+#include <ember/cuda/norm.h>
 
 namespace ember::cuda {
 
@@ -13,5 +15,17 @@ namespace {
 }  // namespace
 
 void matmul(const Tensor&, const Tensor&, const Tensor&, double, double) { no_cuda_nn("matmul"); }
+void row_norm(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double, bool) {
+  no_cuda_nn("layer_norm");
+}
+
+void cross_entropy_forward(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t,
+                           int64_t, int64_t) {
+  no_cuda_nn("cross_entropy");
+}
+void cross_entropy_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                            int64_t, int64_t, int64_t, int64_t) {
+  no_cuda_nn("cross_entropy");
+}
 
 }  // namespace ember::cuda

@@ -184,3 +184,101 @@ def test_linear_layer_trains_on_cuda():
     layer.cuda()
     layer(x.cuda()).sum().backward()
     close(layer.weight.grad, want, TOL[ember.float32])
+
+
+# ---- norms ----------------------------------------------------------------------------------
+
+NORM_TOL = {
+    ember.float32: (1e-4, 1e-4),
+    ember.float64: (1e-10, 1e-10),
+    ember.float16: (2e-2, 2e-2),
+    ember.bfloat16: (5e-2, 5e-2),
+}
+F = ember.nn.functional
+
+NORMS = [
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), [(4, 7, 33), (33,), (33,)]),
+    ("layer_norm_2d_shape", lambda x, w, b: F.layer_norm(x, tuple(x.shape[-2:]), w.reshape(5, 6),
+                                                         b.reshape(5, 6)), [(3, 5, 6), (30,), (30,)]),
+    ("layer_norm_long_row", lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b), [(3, 2500), (2500,), (2500,)]),
+    ("layer_norm_no_affine", lambda x: F.layer_norm(x, (x.shape[-1],)), [(6, 17)]),
+    ("layer_norm_transposed", lambda x: F.layer_norm(x.t(), (x.shape[0],)), [(9, 4)]),
+    ("rms_norm", lambda x, w: F.rms_norm(x, (x.shape[-1],), w), [(5, 40), (40,)]),
+    ("rms_norm_no_weight", lambda x: F.rms_norm(x, (x.shape[-1],)), [(2, 3, 8)]),
+    ("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [(3, 4, 5, 5), (4,), (4,)]),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn,shapes", NORMS, ids=[n[0] for n in NORMS])
+def test_norms_match_cpu(name, fn, shapes, dtype):
+    run_both(fn, shapes, dtype, tol=NORM_TOL[dtype])
+
+
+def test_norm_weight_on_another_device_is_refused():
+    x = ember.ones(2, 4).cuda()
+    with pytest.raises(RuntimeError, match="layer_norm: expected weight on cuda:0"):
+        F.layer_norm(x, (4,), ember.ones(4))
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+LOSS_TOL = {
+    ember.float32: (1e-5, 1e-5),
+    ember.float64: (1e-10, 1e-10),
+    ember.float16: (1e-2, 1e-2),
+    ember.bfloat16: (3e-2, 3e-2),
+}
+
+
+def class_targets(shape, classes, seed, ignore=None):
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, classes, size=shape)
+    if ignore is not None:
+        t.flat[::3] = ignore
+    return ember.tensor(t, dtype=ember.int64)
+
+
+def run_cross_entropy(shape, dtype, target_shape, classes, weight=False, ignore_index=-100, reduction="mean",
+                      ignore=None):
+    x = make(shape, 11, dtype)
+    t = class_targets(target_shape, classes, 12, ignore)
+    w = make((classes,), 13, ember.float32).abs() + 0.5 if weight else None
+    xc, xg = x.clone().requires_grad_(True), x.cuda().requires_grad_(True)
+    kw = dict(ignore_index=ignore_index, reduction=reduction)
+    out_cpu = F.cross_entropy(xc, t, weight=w.to(dtype) if weight else None, **kw)
+    out_gpu = F.cross_entropy(xg, t.cuda(), weight=w.to(dtype).cuda() if weight else None, **kw)
+    assert out_gpu.is_cuda and out_gpu.dtype == out_cpu.dtype and out_gpu.shape == out_cpu.shape
+    close(out_gpu, out_cpu, LOSS_TOL[dtype])
+    g = make(tuple(out_cpu.shape), 14, dtype)
+    out_cpu.backward(g)
+    out_gpu.backward(g.cuda())
+    close(xg.grad, xc.grad, LOSS_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_matches_cpu(dtype, reduction):
+    run_cross_entropy((8, 10), dtype, (8,), 10, reduction=reduction)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.bfloat16], ids=str)
+def test_cross_entropy_weight_and_ignore_index(dtype):
+    run_cross_entropy((9, 6), dtype, (9,), 6, weight=True, ignore_index=2)
+    run_cross_entropy((9, 6), dtype, (9,), 6, ignore_index=-1, ignore=-1)
+
+
+def test_cross_entropy_spatial_and_many_classes():
+    run_cross_entropy((2, 5, 3, 4), ember.float32, (2, 3, 4), 5)
+    run_cross_entropy((4, 3000), ember.float32, (4,), 3000)  # more classes than threads
+    run_cross_entropy((7,), ember.float32, (), 7)
+
+
+def test_cross_entropy_target_out_of_range_is_an_index_error():
+    with pytest.raises(IndexError, match="cross_entropy: target 5 is out of bounds"):
+        F.cross_entropy(ember.zeros(2, 5).cuda(), ember.tensor([1, 5]).cuda())
+
+
+def test_cross_entropy_target_on_another_device_is_refused():
+    with pytest.raises(RuntimeError, match="cross_entropy: expected input and target on the same device"):
+        F.cross_entropy(ember.zeros(2, 5).cuda(), ember.tensor([1, 2]))
