@@ -4,6 +4,7 @@
 #include <ember/core/error.h>
 #include <ember/cuda/loss.h>
 #include <ember/cuda/matmul.h>
+#include <ember/cuda/nn_misc.h>
 #include <ember/cuda/norm.h>
 
 namespace ember::cuda {
@@ -27,5 +28,8 @@ void cross_entropy_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&
                             int64_t, int64_t, int64_t, int64_t) {
   no_cuda_nn("cross_entropy");
 }
+
+void embedding_forward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
+void embedding_backward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
 
 }  // namespace ember::cuda

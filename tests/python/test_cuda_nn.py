@@ -282,3 +282,31 @@ def test_cross_entropy_target_out_of_range_is_an_index_error():
 def test_cross_entropy_target_on_another_device_is_refused():
     with pytest.raises(RuntimeError, match="cross_entropy: expected input and target on the same device"):
         F.cross_entropy(ember.zeros(2, 5).cuda(), ember.tensor([1, 2]))
+
+
+# ---- embedding ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_embedding_matches_cpu(dtype):
+    weight = make((10, 6), 21, dtype)
+    idx = ember.tensor([[1, 3, 3], [9, 0, 3]])  # repeated rows accumulate in the backward
+    wc, wg = weight.clone().requires_grad_(True), weight.cuda().requires_grad_(True)
+    out_cpu, out_gpu = F.embedding(idx, wc), F.embedding(idx.cuda(), wg)
+    assert out_gpu.is_cuda and out_gpu.shape == (2, 3, 6)
+    close(out_gpu, out_cpu, TOL[dtype])
+    g = make((2, 3, 6), 22, dtype)
+    out_cpu.backward(g)
+    out_gpu.backward(g.cuda())
+    close(wg.grad, wc.grad, TOL[dtype])
+
+
+def test_embedding_padding_idx_gets_no_gradient():
+    weight = make((5, 4), 23, ember.float32).cuda().requires_grad_(True)
+    F.embedding(ember.tensor([0, 2, 2]).cuda(), weight, padding_idx=2).sum().backward()
+    grad = as_np(weight.grad)
+    assert (grad[2] == 0).all() and (grad[0] == 1).all()
+
+
+def test_embedding_index_out_of_range_is_an_index_error():
+    with pytest.raises(IndexError, match="embedding: index 7 is out of range"):
+        F.embedding(ember.tensor([7]).cuda(), ember.zeros(5, 2).cuda())
