@@ -2,6 +2,7 @@
 // ember was built without CUDA. The front-ends only call them for CUDA
 // tensors, which such a build cannot create, so this is a safety net.
 #include <ember/core/error.h>
+#include <ember/cuda/conv.h>
 #include <ember/cuda/loss.h>
 #include <ember/cuda/matmul.h>
 #include <ember/cuda/nn_misc.h>
@@ -31,5 +32,11 @@ void cross_entropy_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&
 
 void embedding_forward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
 void embedding_backward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
+
+void conv2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) { no_cuda_nn("conv2d"); }
+void conv_transpose2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) {
+  no_cuda_nn("conv_transpose2d");
+}
+void conv2d_weight(Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) { no_cuda_nn("conv2d"); }
 
 }  // namespace ember::cuda

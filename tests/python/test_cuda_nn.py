@@ -310,3 +310,42 @@ def test_embedding_padding_idx_gets_no_gradient():
 def test_embedding_index_out_of_range_is_an_index_error():
     with pytest.raises(IndexError, match="embedding: index 7 is out of range"):
         F.embedding(ember.tensor([7]).cuda(), ember.zeros(5, 2).cuda())
+
+
+# ---- convolutions (cuDNN) -------------------------------------------------------------------
+
+CUDNN = ember.backends.cudnn.is_available()
+needs_cudnn = pytest.mark.skipif(not CUDNN, reason="needs cuDNN")
+
+CONVS = [
+    ("conv2d", lambda x, w, b: F.conv2d(x, w, b), [(2, 3, 9, 9), (4, 3, 3, 3), (4,)]),
+    ("conv2d_stride_pad", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [(2, 3, 9, 8), (5, 3, 3, 3), (5,)]),
+    ("conv2d_dilation", lambda x, w: F.conv2d(x, w, dilation=2, padding=2), [(1, 2, 10, 10), (3, 2, 3, 3)]),
+    ("conv2d_groups", lambda x, w, b: F.conv2d(x, w, b, groups=2), [(2, 4, 7, 7), (6, 2, 3, 3), (6,)]),
+    ("conv2d_1x1", lambda x, w: F.conv2d(x, w), [(3, 8, 5, 5), (4, 8, 1, 1)]),
+    ("conv2d_unbatched", lambda x, w: F.conv2d(x, w, padding=1), [(3, 6, 6), (2, 3, 3, 3)]),
+    ("conv1d", lambda x, w, b: F.conv1d(x, w, b, padding=1), [(2, 3, 11), (4, 3, 3), (4,)]),
+    ("conv_transpose2d", lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+     [(2, 4, 5, 5), (4, 3, 3, 3), (3,)]),
+]
+
+
+@needs_cudnn
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn,shapes", CONVS, ids=[c[0] for c in CONVS])
+def test_convolutions_match_cpu(name, fn, shapes, dtype):
+    tol = {ember.float32: (1e-4, 1e-4), ember.float64: (1e-10, 1e-10)}.get(dtype, TOL[dtype])
+    run_both(fn, shapes, dtype, tol=tol)
+
+
+@needs_cudnn
+def test_conv_layer_trains_on_cuda():
+    ember.manual_seed(0)
+    conv = ember.nn.Conv2d(3, 4, 3, padding=1)
+    x = make((2, 3, 6, 6), 31, ember.float32)
+    conv(x).square().sum().backward()
+    want = conv.weight.grad.clone()
+    conv.zero_grad()
+    conv.cuda()
+    conv(x.cuda()).square().sum().backward()
+    close(conv.weight.grad, want, (1e-4, 1e-3))
