@@ -7,6 +7,7 @@
 #include <ember/cuda/matmul.h>
 #include <ember/cuda/nn_misc.h>
 #include <ember/cuda/norm.h>
+#include <ember/cuda/pool.h>
 
 namespace ember::cuda {
 
@@ -38,5 +39,12 @@ void conv_transpose2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, cons
   no_cuda_nn("conv_transpose2d");
 }
 void conv2d_weight(Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) { no_cuda_nn("conv2d"); }
+
+void max_pool2d(Tensor&, Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("max_pool2d"); }
+void max_pool2d_backward(Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t) {
+  no_cuda_nn("max_pool2d");
+}
+void avg_pool2d(Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("avg_pool2d"); }
+void avg_pool2d_backward(Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("avg_pool2d"); }
 
 }  // namespace ember::cuda

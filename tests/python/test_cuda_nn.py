@@ -349,3 +349,51 @@ def test_conv_layer_trains_on_cuda():
     conv.cuda()
     conv(x.cuda()).square().sum().backward()
     close(conv.weight.grad, want, (1e-4, 1e-3))
+
+
+# ---- pooling --------------------------------------------------------------------------------
+
+POOLS = [
+    ("max_pool2d", lambda x: F.max_pool2d(x, 2), [(2, 3, 8, 8)]),
+    ("max_pool2d_overlap_pad", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), [(2, 2, 9, 7)]),
+    ("max_pool2d_dilation_ceil", lambda x: F.max_pool2d(x, 2, stride=2, dilation=2, ceil_mode=True), [(1, 2, 9, 9)]),
+    ("max_pool1d", lambda x: F.max_pool1d(x, 3, stride=2), [(2, 3, 11)]),
+    ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 2)), [(2, 2, 7, 5)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 2), [(2, 3, 8, 8)]),
+    ("avg_pool2d_pad_exclude", lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False),
+     [(2, 2, 9, 7)]),
+    ("avg_pool2d_divisor", lambda x: F.avg_pool2d(x, 3, stride=1, padding=1, divisor_override=5), [(1, 2, 6, 6)]),
+    ("avg_pool1d", lambda x: F.avg_pool1d(x, 3, stride=2), [(2, 3, 11)]),
+    ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (3, 2)), [(2, 2, 7, 5)]),
+    ("adaptive_avg_pool2d_global", lambda x: F.adaptive_avg_pool2d(x, 1), [(2, 4, 5, 5)]),
+]
+
+
+def distinct_values(shape, seed, dtype):
+    # Distinct values (a permutation of multiples of 1/8) so max ties cannot pick different cells.
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    return ember.tensor((rng.permutation(n) - n / 2).reshape(shape) / 8, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn,shapes", POOLS, ids=[p[0] for p in POOLS])
+def test_pools_match_cpu(name, fn, shapes, dtype):
+    x = distinct_values(shapes[0], 41, dtype)
+    if dtype == ember.float16 or dtype == ember.bfloat16:
+        x = make(shapes[0], 41, dtype)  # few representable distinct values: ties possible, compare values only
+    xc, xg = x.clone().requires_grad_(True), x.cuda().requires_grad_(True)
+    out_cpu, out_gpu = fn(xc), fn(xg)
+    close(out_gpu, out_cpu, TOL[dtype])
+    if dtype in (ember.float32, ember.float64):
+        g = make(tuple(out_cpu.shape), 42, dtype)
+        out_cpu.backward(g)
+        out_gpu.backward(g.cuda())
+        close(xg.grad, xc.grad, TOL[dtype])
+
+
+def test_max_pool_indices_match_cpu():
+    x = distinct_values((2, 3, 9, 9), 43, ember.float32)
+    _, idx_cpu = F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+    _, idx_gpu = F.max_pool2d(x.cuda(), 3, stride=2, padding=1, return_indices=True)
+    assert idx_gpu.is_cuda and (idx_gpu.cpu().numpy() == idx_cpu.numpy()).all()
