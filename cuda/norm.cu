@@ -1,5 +1,5 @@
-// Row normalization (layer_norm, rms_norm, group_norm's statistics) on the
-// GPU: one block per row. Pass 1 sums the row for its mean, pass 2 sums the
+// Row normalization (layer_norm, rms_norm, group_norm's statistics) and
+// batch norm's per-channel kernels on the GPU. Row norms: one block per row. Pass 1 sums the row for its mean, pass 2 sums the
 // squared deviations (two passes over a row that stays in L2/L1 are more
 // accurate than sum and sum of squares), pass 3 writes the output.
 #include <ember/cuda/norm.h>
@@ -97,7 +97,137 @@ void launch(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tens
   EMBER_CUDA_KERNEL_CHECK();
 }
 
+// ---- batch norm: one block per channel reduces over its n * inner values.
+
+template <class T>
+__global__ void channel_moments_kernel(T* mean, T* var, const T* x, int64_t n, int64_t c, int64_t inner) {
+  __shared__ T shared[1024 / kWarp];
+  const int64_t ch = blockIdx.x, count = n * inner;
+  T s = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) s += x[((k / inner) * c + ch) * inner + k % inner];
+  const T m = block_sum(s, shared) / static_cast<T>(count);
+  T ss = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const T d = x[((k / inner) * c + ch) * inner + k % inner] - m;
+    ss += d * d;
+  }
+  const T v = block_sum(ss, shared) / static_cast<T>(count);
+  if (threadIdx.x == 0) {
+    mean[ch] = m;
+    var[ch] = v;
+  }
+}
+
+template <class T>
+__global__ void channel_affine_kernel(T* out, const T* x, const T* scale, const T* shift, int64_t c, int64_t inner,
+                                      int64_t total) {
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < total; k += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ch = (k / inner) % c;
+    out[k] = x[k] * scale[ch] + shift[ch];
+  }
+}
+
+template <class T>
+__global__ void channel_sums_kernel(T* sum_g, T* sum_gxhat, const T* g, const T* x, const T* mean, const T* rstd,
+                                    int64_t n, int64_t c, int64_t inner) {
+  __shared__ T shared[1024 / kWarp];
+  const int64_t ch = blockIdx.x, count = n * inner;
+  const T m = mean[ch], r = rstd[ch];
+  T sg = 0, sx = 0;
+  for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+    const int64_t i = ((k / inner) * c + ch) * inner + k % inner;
+    sg += g[i];
+    sx += g[i] * ((x[i] - m) * r);
+  }
+  sg = block_sum(sg, shared);
+  sx = block_sum(sx, shared);
+  if (threadIdx.x == 0) {
+    sum_g[ch] = sg;
+    sum_gxhat[ch] = sx;
+  }
+}
+
+template <class T>
+__global__ void channel_grad_kernel(T* gx, const T* g, const T* x, const T* mean, const T* rstd, const T* w,
+                                    const T* sum_g, const T* sum_gxhat, int64_t c, int64_t inner, int64_t total,
+                                    bool batch_stats) {
+  const T count = static_cast<T>(total / c);
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < total; k += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ch = (k / inner) % c;
+    const T m = mean[ch], r = rstd[ch], scale = r * (w ? w[ch] : T(1));
+    gx[k] = batch_stats ? scale * (g[k] - sum_g[ch] / count - (x[k] - m) * r * (sum_gxhat[ch] / count))
+                        : scale * g[k];
+  }
+}
+
+unsigned grid_for(int64_t total) {
+  const int64_t b = (total + 255) / 256;
+  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
+}
+
+template <class F>
+void dispatch_float_double(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    default: throw NotImplementedError(str(op, ": not implemented for ", dtype_name(d), " on CUDA"));
+  }
+}
+
 }  // namespace
+
+void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner) {
+  if (c == 0) return;
+  const int index = x.device().index;
+  DeviceGuard guard(index);
+  dispatch_float_double(x.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    channel_moments_kernel<T><<<static_cast<unsigned>(c), 512, 0, current_cuda_stream(index)>>>(
+        static_cast<T*>(mean.data_ptr()), static_cast<T*>(var.data_ptr()), static_cast<const T*>(x.data_ptr()), n, c,
+        inner);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Tensor& shift, int64_t n, int64_t c,
+                    int64_t inner) {
+  const int64_t total = n * c * inner;
+  if (total == 0) return;
+  const int index = x.device().index;
+  DeviceGuard guard(index);
+  dispatch_float_double(x.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    channel_affine_kernel<T><<<grid_for(total), 256, 0, current_cuda_stream(index)>>>(
+        static_cast<T*>(out.data_ptr()), static_cast<const T*>(x.data_ptr()), static_cast<const T*>(scale.data_ptr()),
+        static_cast<const T*>(shift.data_ptr()), c, inner, total);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const Tensor& g, const Tensor& x,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c,
+                           int64_t inner, bool batch_stats) {
+  if (c == 0) return;
+  const int index = x.device().index;
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
+  dispatch_float_double(x.dtype(), "batch_norm_backward", [&](auto tag) {
+    using T = decltype(tag);
+    channel_sums_kernel<T><<<static_cast<unsigned>(c), 512, 0, stream>>>(
+        static_cast<T*>(sum_g.data_ptr()), static_cast<T*>(sum_gxhat.data_ptr()), static_cast<const T*>(g.data_ptr()),
+        static_cast<const T*>(x.data_ptr()), static_cast<const T*>(mean.data_ptr()),
+        static_cast<const T*>(rstd.data_ptr()), n, c, inner);
+    EMBER_CUDA_KERNEL_CHECK();
+    const int64_t total = n * c * inner;
+    if (!gx.defined() || total == 0) return;
+    channel_grad_kernel<T><<<grid_for(total), 256, 0, stream>>>(
+        static_cast<T*>(gx.data_ptr()), static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()),
+        static_cast<const T*>(mean.data_ptr()), static_cast<const T*>(rstd.data_ptr()),
+        w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr, static_cast<const T*>(sum_g.data_ptr()),
+        static_cast<const T*>(sum_gxhat.data_ptr()), c, inner, total, batch_stats);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
 
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,
               int64_t rows, int64_t cols, double eps, bool rms) {

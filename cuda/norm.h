@@ -15,4 +15,18 @@ namespace ember::cuda {
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,
               int64_t rows, int64_t cols, double eps, bool rms);
 
+// Batch norm's kernels with cpu/norm.h's contracts, on contiguous float32 or
+// float64 buffers (the front-end computes half types in float32), one block
+// per channel for the reductions.
+// Per-channel mean and biased variance of x [n, c, inner].
+void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner);
+// out = x * scale[ch] + shift[ch] over x [n, c, inner].
+void channel_affine(Tensor& out, const Tensor& x, const Tensor& scale, const Tensor& shift, int64_t n, int64_t c,
+                    int64_t inner);
+// cpu::channel_norm_backward: gx (when defined) and the per-channel sums
+// sum_g = sum(g), sum_gxhat = sum(g * xhat).
+void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const Tensor& g, const Tensor& x,
+                           const Tensor& mean, const Tensor& rstd, const Tensor& w, int64_t n, int64_t c,
+                           int64_t inner, bool batch_stats);
+
 }  // namespace ember::cuda

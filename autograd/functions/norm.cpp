@@ -10,6 +10,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/unary.h>
+#include <ember/cuda/norm.h>
 
 namespace ember::autograd::functions {
 
@@ -37,8 +38,13 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
   const int64_t n = spec.view[0], c = spec.view[1], inner = spec.view[2];
   Tensor gx = needs[0] ? empty(x0.shape(), compute, x0.device()) : Tensor();
   Tensor sum_g = empty({c}, compute, x0.device()), sum_gxhat = empty({c}, compute, x0.device());
-  cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
-                             spec.batch_stats);
+  if (x.device().is_cuda()) {
+    cuda::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                                spec.batch_stats);
+  } else {
+    cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                               spec.batch_stats);
+  }
   TensorList out(needs.size());
   out[0] = gx;
   if (needs.size() > 1 && needs[1]) out[1] = sum_gxhat.reshape(spec.param_shape);
@@ -50,7 +56,7 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
 
 Vjp normalize_backward(NormSpec spec) {
   return [spec](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
-    if (spec.channel_kernel && !grad_enabled() && g[0].device().is_cpu() && s[0].numel() > 0) {
+    if (spec.channel_kernel && !grad_enabled() && s[0].numel() > 0) {
       return channel_backward(spec, g[0], s, needs);
     }
     const Shape x_shape = s[0].shape();

@@ -81,7 +81,7 @@ Tensor run_row_norm(const Tensor& input, const Shape& out_shape, Tensor& mean, T
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
-  check_input(input, op);
+  check_input(input, op, /*cuda_ok=*/true);
   EMBER_CHECK(input.dim() >= 2, ValueError, op, ": expected an input of at least 2 dims (N, C, ...), got ",
               shape_str(input.shape()));
   const int64_t n = input.size(0), channels = input.size(1);
@@ -89,7 +89,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   for (int64_t d = 2; d < input.dim(); ++d) inner *= input.size(d);
   for (const auto& [t, what] : {std::pair{weight, "weight"}, {bias, "bias"}, {running_mean, "running_mean"},
                                 {running_var, "running_var"}}) {
-    check_param(t, {channels}, op, what);
+    check_param(t, {channels}, op, what, input.device());
   }
   if (!training) {
     EMBER_CHECK(running_mean.defined() && running_var.defined(), Error, op,
@@ -115,7 +115,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (training) {
     mean = empty(stat_shape, compute, input.device());
     Tensor var = empty(stat_shape, compute, input.device());
-    if (x.numel() > 0) cpu::channel_moments(mean, var, x, n, channels, inner);
+    if (x.numel() > 0 && x.device().is_cuda()) {
+      cuda::channel_moments(mean, var, x, n, channels, inner);
+    } else if (x.numel() > 0) {
+      cpu::channel_moments(mean, var, x, n, channels, inner);
+    }
     rstd = rsqrt(add(var, scalar_like(var, eps)));
     // The running statistics are buffers: updated in place, outside the graph.
     autograd::NoGradGuard no_grad;
@@ -142,7 +146,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (b.defined()) shift = add(shift, b);
   shift = shift.contiguous();
   Tensor out = empty({n, channels, inner}, compute, input.device());
-  if (out.numel() > 0) cpu::channel_affine(out, x, scale, shift, n, channels, inner);
+  if (out.numel() > 0 && x.device().is_cuda()) {
+    cuda::channel_affine(out, x, scale, shift, n, channels, inner);
+  } else if (out.numel() > 0) {
+    cpu::channel_affine(out, x, scale, shift, n, channels, inner);
+  }
   out = finish(out.reshape(input.shape()), input.dtype());
   if (autograd::any_requires_grad({input, weight, bias})) {
     functions::NormSpec spec{{n, channels, inner}, {0, 2}, stat_shape, {channels}, eps, false, training, true};

@@ -397,3 +397,28 @@ def test_max_pool_indices_match_cpu():
     _, idx_cpu = F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
     _, idx_gpu = F.max_pool2d(x.cuda(), 3, stride=2, padding=1, return_indices=True)
     assert idx_gpu.is_cuda and (idx_gpu.cpu().numpy() == idx_cpu.numpy()).all()
+
+
+# ---- batch norm -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.bfloat16], ids=str)
+def test_batch_norm_training_matches_cpu(dtype):
+    run_both(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), [(4, 3, 5, 5), (3,), (3,)], dtype,
+             tol=NORM_TOL[dtype])
+
+
+def test_batch_norm_updates_running_stats_like_cpu():
+    x = make((6, 4, 3), 51, ember.float32)
+    rm, rv = ember.zeros(4), ember.ones(4)
+    rm_g, rv_g = rm.cuda(), rv.cuda()
+    out_cpu = F.batch_norm(x, rm, rv, training=True, momentum=0.2)
+    out_gpu = F.batch_norm(x.cuda(), rm_g, rv_g, training=True, momentum=0.2)
+    close(out_gpu, out_cpu, NORM_TOL[ember.float32])
+    close(rm_g, rm, NORM_TOL[ember.float32])
+    close(rv_g, rv, NORM_TOL[ember.float32])
+
+
+def test_batch_norm_eval_matches_cpu():
+    rm, rv = make((3,), 52, ember.float32), make((3,), 53, ember.float32).abs() + 0.5
+    run_both(lambda x, w, b: F.batch_norm(x, rm.to(x.device), rv.to(x.device), w, b, training=False),
+             [(4, 3, 6), (3,), (3,)], ember.float32, tol=NORM_TOL[ember.float32])
