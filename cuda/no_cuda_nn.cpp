@@ -7,6 +7,7 @@
 #include <ember/cuda/matmul.h>
 #include <ember/cuda/nn_misc.h>
 #include <ember/cuda/norm.h>
+#include <ember/cuda/optim.h>
 #include <ember/cuda/pool.h>
 
 namespace ember::cuda {
@@ -54,6 +55,15 @@ void channel_affine(Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_
 void channel_norm_backward(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                            const Tensor&, int64_t, int64_t, int64_t, bool) {
   no_cuda_nn("batch_norm");
+}
+
+void sgd(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<bool>&,
+         const SgdOptions&) {
+  no_cuda_nn("sgd");
+}
+void adam(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+          const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<double>&, const AdamOptions&) {
+  no_cuda_nn("adam");
 }
 
 }  // namespace ember::cuda

@@ -422,3 +422,43 @@ def test_batch_norm_eval_matches_cpu():
     rm, rv = make((3,), 52, ember.float32), make((3,), 53, ember.float32).abs() + 0.5
     run_both(lambda x, w, b: F.batch_norm(x, rm.to(x.device), rv.to(x.device), w, b, training=False),
              [(4, 3, 6), (3,), (3,)], ember.float32, tol=NORM_TOL[ember.float32])
+
+
+# ---- fused optimizers -----------------------------------------------------------------------
+
+OPTIMIZERS = [
+    ("sgd", lambda ps: ember.optim.SGD(ps, lr=0.1)),
+    ("sgd_momentum_wd", lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01)),
+    ("sgd_nesterov", lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True)),
+    ("adam", lambda ps: ember.optim.Adam(ps, lr=0.01)),
+    ("adam_amsgrad_wd", lambda ps: ember.optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("adamw", lambda ps: ember.optim.AdamW(ps, lr=0.01, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=str)
+@pytest.mark.parametrize("name,make_opt", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+def test_optimizer_steps_match_cpu(name, make_opt, dtype):
+    # A large parameter spans several chunks; a small one shares the launch.
+    shapes = [(300, 500), (7,), (3, 4)]
+    cpu_params = [make(s, 60 + i, dtype).requires_grad_(True) for i, s in enumerate(shapes)]
+    gpu_params = [p.detach().cuda().requires_grad_(True) for p in cpu_params]
+    opt_cpu, opt_gpu = make_opt(cpu_params), make_opt(gpu_params)
+    for step in range(3):
+        for pc, pg, s in zip(cpu_params, gpu_params, shapes):
+            g = make(s, 100 * step + len(s), dtype)
+            pc.grad, pg.grad = g, g.cuda()
+        opt_cpu.step()
+        opt_gpu.step()
+    tol = (1e-5, 1e-6) if dtype == ember.float32 else (1e-12, 1e-12)
+    for pc, pg in zip(cpu_params, gpu_params):
+        assert pg.is_cuda
+        close(pg, pc, tol)
+
+
+def test_optimizer_refuses_mixed_devices():
+    a = ember.zeros(2, requires_grad=True)
+    b = ember.zeros(2).cuda().requires_grad_(True)
+    a.grad, b.grad = ember.ones(2), ember.ones(2).cuda()
+    with pytest.raises(NotImplementedError, match="separate optimizers"):
+        ember.optim.SGD([a, b], lr=0.1).step()
