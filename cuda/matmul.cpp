@@ -124,19 +124,21 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
     return;
   }
 
-  Operand A = layout_of(a_in, M, K), B = layout_of(b_in, K, N);
-  if (!A.ok) A = layout_of(contiguous_copy(a_in), M, K);
-  if (!B.ok) B = layout_of(contiguous_copy(b_in), K, N);
-  if (K == 0) {  // nothing is read, but cuBLAS still checks the leading dims
-    A.op = B.op = CUBLAS_OP_N;
-    A.ld = 1;
-    B.ld = std::max<int64_t>(N, 1);
-  }
-
-  const cublasComputeType_t ct = compute_type(dtype);
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
   const void* alpha_p = dtype == DType::Float64 ? static_cast<const void*>(&alpha) : &alpha_f;
   const void* beta_p = dtype == DType::Float64 ? static_cast<const void*>(&beta) : &beta_f;
+  if (K == 0) {  // an empty sum: out = beta * out, without asking GEMM about zero-sized operands
+    const cudaDataType_t scale_type = dtype == DType::Float64 ? CUDA_R_64F : CUDA_R_32F;
+    EMBER_CUBLAS_CHECK(cublasScalEx(cublas_handle(index), to_int(out.numel(), "an output size"), beta_p, scale_type,
+                                    out.data_ptr(), dt, 1, scale_type));
+    return;
+  }
+
+  Operand A = layout_of(a_in, M, K), B = layout_of(b_in, K, N);
+  if (!A.ok) A = layout_of(contiguous_copy(a_in), M, K);
+  if (!B.ok) B = layout_of(contiguous_copy(b_in), K, N);
+
+  const cublasComputeType_t ct = compute_type(dtype);
   const int m = to_int(N, "a dimension"), n = to_int(M, "a dimension"), k = to_int(K, "a dimension");
   const int lda = to_int(B.ld, "a leading dimension"), ldb = to_int(A.ld, "a leading dimension");
   const int ldc = m;
