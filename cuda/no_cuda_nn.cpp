@@ -48,6 +48,10 @@ void max_pool2d_backward(Tensor&, const Tensor&, const Tensor&, int64_t, int64_t
 void avg_pool2d(Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("avg_pool2d"); }
 void avg_pool2d_backward(Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("avg_pool2d"); }
 
+void row_norm_backward(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                       const Tensor&, int64_t, int64_t, bool) {
+  no_cuda_nn("layer_norm");
+}
 void channel_moments(Tensor&, Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda_nn("batch_norm"); }
 void channel_affine(Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t) {
   no_cuda_nn("batch_norm");

@@ -97,6 +97,76 @@ void launch(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tens
   EMBER_CUDA_KERNEL_CHECK();
 }
 
+// ---- row norm backward: one block per row for gx, one thread per column for gw / gb.
+
+template <class T>
+__global__ void row_norm_backward_kernel(T* gx, const T* g, const T* x, const typename Acc<T>::type* mean,
+                                         const typename Acc<T>::type* rstd, const typename Acc<T>::type* w,
+                                         int64_t cols) {
+  using A = typename Acc<T>::type;
+  __shared__ A shared[1024 / kWarp];
+  const int64_t row = blockIdx.x;
+  const T* gr = g + row * cols;
+  const T* xr = x + row * cols;
+  const A mu = mean ? mean[row] : A(0), rs = rstd[row];
+  A s_g = 0, s_gx = 0;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const A gxh = static_cast<A>(load(gr, j)) * (w ? w[j] : A(1));
+    s_g += gxh;
+    s_gx += gxh * ((load(xr, j) - mu) * rs);
+  }
+  const A mean_g = mean ? block_sum(s_g, shared) / static_cast<A>(cols) : A(0);
+  const A mean_gx = block_sum(s_gx, shared) / static_cast<A>(cols);
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    const A gxh = static_cast<A>(load(gr, j)) * (w ? w[j] : A(1));
+    const A xhat = (load(xr, j) - mu) * rs;
+    store(gx + row * cols, j, (gxh - xhat * mean_gx - mean_g) * rs);
+  }
+}
+
+template <class T>
+__global__ void row_norm_param_grads_kernel(typename Acc<T>::type* gw, typename Acc<T>::type* gb, const T* g,
+                                            const T* x, const typename Acc<T>::type* mean,
+                                            const typename Acc<T>::type* rstd, int64_t rows, int64_t cols) {
+  using A = typename Acc<T>::type;
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < cols; j += int64_t{gridDim.x} * blockDim.x) {
+    A sw = 0, sb = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const A gv = load(g, r * cols + j);
+      sw += gv * ((load(x, r * cols + j) - (mean ? mean[r] : A(0))) * rstd[r]);
+      sb += gv;
+    }
+    if (gw) gw[j] = sw;
+    if (gb) gb[j] = sb;
+  }
+}
+
+template <class T, class A = typename Acc<T>::type>
+void launch_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const Tensor& x, const Tensor& mean,
+                     const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, bool rms) {
+  const int index = x.device().index;
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
+  const A* mp = mean.defined() && !rms ? static_cast<const A*>(mean.data_ptr()) : nullptr;
+  const A* rp = static_cast<const A*>(rstd.data_ptr());
+  if (gx.defined()) {
+    int threads = kWarp;
+    while (threads < cols && threads < 1024) threads *= 2;
+    EMBER_CHECK(rows <= 0x7fffffff, Error, "row_norm_backward: ", rows, " rows exceed the CUDA grid limit");
+    row_norm_backward_kernel<T><<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+        static_cast<T*>(gx.data_ptr()), static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp,
+        rp, w.defined() ? static_cast<const A*>(w.data_ptr()) : nullptr, cols);
+    EMBER_CUDA_KERNEL_CHECK();
+  }
+  if (gw.defined() || gb.defined()) {
+    const int64_t blocks = (cols + 255) / 256;
+    row_norm_param_grads_kernel<T><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
+        gw.defined() ? static_cast<A*>(gw.data_ptr()) : nullptr, gb.defined() ? static_cast<A*>(gb.data_ptr()) : nullptr,
+        static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp, rp, rows, cols);
+    EMBER_CUDA_KERNEL_CHECK();
+  }
+}
+
 // ---- batch norm: one block per channel reduces over its n * inner values.
 
 template <class T>
@@ -227,6 +297,19 @@ void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const T
         static_cast<const T*>(sum_gxhat.data_ptr()), c, inner, total, batch_stats);
     EMBER_CUDA_KERNEL_CHECK();
   });
+}
+
+void row_norm_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const Tensor& x, const Tensor& mean,
+                       const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, bool rms) {
+  if (rows == 0 || cols == 0) return;
+  switch (x.dtype()) {
+    case DType::Float32: return launch_backward<float>(gx, gw, gb, g, x, mean, rstd, w, rows, cols, rms);
+    case DType::Float64: return launch_backward<double>(gx, gw, gb, g, x, mean, rstd, w, rows, cols, rms);
+    case DType::Float16: return launch_backward<__half>(gx, gw, gb, g, x, mean, rstd, w, rows, cols, rms);
+    case DType::BFloat16: return launch_backward<__nv_bfloat16>(gx, gw, gb, g, x, mean, rstd, w, rows, cols, rms);
+    default:
+      throw NotImplementedError(str("layer_norm backward: not implemented for ", dtype_name(x.dtype()), " on CUDA"));
+  }
 }
 
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,

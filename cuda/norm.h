@@ -15,6 +15,15 @@ namespace ember::cuda {
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,
               int64_t rows, int64_t cols, double eps, bool rms);
 
+// The backward of row_norm (batch statistics) for x [rows, cols] and its
+// output gradient g (x's dtype), from the saved mean (undefined for RMS) and
+// rstd: gx = rstd * (gxhat - xhat * mean(gxhat * xhat) - mean(gxhat)) with
+// gxhat = g * w (RMS drops the last term), in x's dtype; gw = sum(g * xhat) and
+// gb = sum(g) over the rows, in rstd's dtype. Any of gx / gw / gb may be
+// undefined (not wanted); w may be undefined.
+void row_norm_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const Tensor& x, const Tensor& mean,
+                       const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, bool rms);
+
 // Batch norm's kernels with cpu/norm.h's contracts, on contiguous float32 or
 // float64 buffers (the front-end computes half types in float32), one block
 // per channel for the reductions.
