@@ -19,4 +19,13 @@ void cross_entropy_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, cons
                             const Tensor& target, int64_t ignore_index, int64_t outer, int64_t classes,
                             int64_t inner);
 
+// nll_loss on log-probabilities x [outer, classes, inner], one thread per
+// position: wt = weight[t] (1 without weight, 0 where t == ignore_index),
+// loss = -wt * x_t. Dtypes as for cross_entropy_forward.
+void nll_forward(Tensor& loss, Tensor& wt, const Tensor& x, const Tensor& target, const Tensor& weight,
+                 int64_t ignore_index, int64_t outer, int64_t classes, int64_t inner);
+// gx = 0 except gx[t] = -gl * wt at each position; gx and gl in wt's dtype.
+void nll_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, const Tensor& target, int64_t ignore_index,
+                  int64_t outer, int64_t classes, int64_t inner);
+
 }  // namespace ember::cuda

@@ -32,6 +32,12 @@ void cross_entropy_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&
   no_cuda_nn("cross_entropy");
 }
 
+void nll_forward(Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t, int64_t) {
+  no_cuda_nn("nll_loss");
+}
+void nll_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t, int64_t) {
+  no_cuda_nn("nll_loss");
+}
 void embedding_forward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
 void embedding_backward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
 

@@ -39,6 +39,25 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
   };
 }
 
+Vjp nll_backward(int64_t class_dim, int64_t ignore_index, const Shape& view) {
+  return [=](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor& x = s[0];
+    const Tensor& target = s[1];
+    const Tensor& wt = s[2];
+    if (!grad_enabled() && x.device().is_cuda()) {
+      const DType compute = wt.dtype();
+      Tensor gx = empty(x.shape(), compute, x.device());
+      const Tensor gl = (g[0].dtype() == compute ? g[0] : g[0].to(compute)).contiguous();
+      cuda::nll_backward(gx, gl, wt, target, ignore_index, view[0], view[1], view[2]);
+      return TensorList{gx};
+    }
+    const Tensor valid = ne(target, full({}, ignore_index, DType::Int64, target.device()));
+    const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
+    const Tensor hot = scatter(zeros(x.shape(), wt.dtype(), x.device()), class_dim, unsqueeze(safe, class_dim), 1.0);
+    return TensorList{mul(unsqueeze(neg(mul(g[0], wt)), class_dim), hot)};
+  };
+}
+
 Vjp binary_cross_entropy_backward() {
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
     const Tensor &x = s[0], &t = s[1], &w = s[2];

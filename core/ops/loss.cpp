@@ -149,6 +149,30 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
   return out.dtype() == input.dtype() ? out : out.to(input.dtype());
 }
 
+// nll_loss on the GPU: one kernel picks and weights the targets' log-probabilities.
+Tensor fused_nll(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction r) {
+  const int64_t cdim = input.dim() == 1 ? 0 : 1;
+  const int64_t classes = input.size(cdim), outer = input.dim() == 1 ? 1 : input.size(0);
+  const int64_t inner = classes * outer == 0 ? 0 : input.numel() / (classes * outer);
+  const DType compute = is_half(input.dtype()) ? DType::Float32 : input.dtype();
+  const Tensor t = target.to(DType::Int64).contiguous();
+  Tensor loss = empty(t.shape(), compute, input.device());
+  Tensor wt = empty(t.shape(), compute, input.device());
+  if (loss.numel() > 0) {
+    const Tensor w = weight.defined() ? weight.detach().to(compute).contiguous() : Tensor();
+    cuda::nll_forward(loss, wt, input.detach().contiguous(), t, w, ignore_index, outer, classes, inner);
+  }
+  if (autograd::any_requires_grad({input})) {
+    autograd::record("NllLossBackward0", {input}, {loss}, {input, t, wt},
+                     autograd::functions::nll_backward(cdim, ignore_index, {outer, classes, inner}));
+  }
+  Tensor out;
+  if (r == Reduction::None) out = loss;
+  else if (r == Reduction::Sum) out = sum(loss);
+  else out = div(sum(loss), sum(wt));
+  return out.dtype() == input.dtype() ? out : out.to(input.dtype());
+}
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
@@ -160,6 +184,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   check_class_target(input, target, op);
   check_class_weight(weight, classes, op, input.device());
   check_target_range(target, classes, ignore_index, op);
+  if (input.device().is_cuda()) return fused_nll(input, target, weight, ignore_index, r);
   return nll(input, target, weight, ignore_index, r);
 }
 
@@ -196,7 +221,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   check_target_range(target, classes, ignore_index, op);
   if (label_smoothing == 0.0) return fused_cross_entropy(input, target, weight, ignore_index, r);
   const Tensor logp = log_softmax(input, cdim);
-  const Tensor nll_part = nll(logp, target, weight, ignore_index, r);
+  const Tensor nll_part = input.device().is_cuda() ? fused_nll(logp, target, weight, ignore_index, r)
+                                                   : nll(logp, target, weight, ignore_index, r);
   if (label_smoothing == 0.0) return nll_part;
   // The smoothing term: -sum_c w_c logp_c per sample, zero where ignored, with
   // the same normalizer as the nll term under reduction='mean'.

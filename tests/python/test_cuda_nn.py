@@ -462,3 +462,41 @@ def test_optimizer_refuses_mixed_devices():
     a.grad, b.grad = ember.ones(2), ember.ones(2).cuda()
     with pytest.raises(NotImplementedError, match="separate optimizers"):
         ember.optim.SGD([a, b], lr=0.1).step()
+
+
+# ---- nll_loss and label smoothing -----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_matches_cpu(dtype, reduction):
+    logp = make((8, 5), 71, dtype)
+    t = class_targets((8,), 5, 72, ignore=1)
+    w = make((5,), 73, ember.float32).abs() + 0.5
+    for weight in (None, w.to(dtype)):
+        xc, xg = logp.clone().requires_grad_(True), logp.cuda().requires_grad_(True)
+        out_cpu = F.nll_loss(xc, t, weight=weight, ignore_index=1, reduction=reduction)
+        out_gpu = F.nll_loss(xg, t.cuda(), weight=None if weight is None else weight.cuda(), ignore_index=1,
+                             reduction=reduction)
+        close(out_gpu, out_cpu, LOSS_TOL[dtype])
+        g = make(tuple(out_cpu.shape), 74, dtype)
+        out_cpu.backward(g)
+        out_gpu.backward(g.cuda())
+        close(xg.grad, xc.grad, LOSS_TOL[dtype])
+
+
+def test_nll_loss_spatial_matches_cpu():
+    logp = make((2, 4, 3, 3), 75, ember.float32)
+    t = class_targets((2, 3, 3), 4, 76)
+    close(F.nll_loss(logp.cuda(), t.cuda()), F.nll_loss(logp, t), LOSS_TOL[ember.float32])
+
+
+def test_cross_entropy_label_smoothing_matches_cpu():
+    x = make((6, 5), 77, ember.float32)
+    t = class_targets((6,), 5, 78)
+    xc, xg = x.clone().requires_grad_(True), x.cuda().requires_grad_(True)
+    out_cpu = F.cross_entropy(xc, t, label_smoothing=0.1)
+    out_gpu = F.cross_entropy(xg, t.cuda(), label_smoothing=0.1)
+    close(out_gpu, out_cpu, LOSS_TOL[ember.float32])
+    out_cpu.backward()
+    out_gpu.backward()
+    close(xg.grad, xc.grad, LOSS_TOL[ember.float32])
