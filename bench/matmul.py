@@ -57,3 +57,61 @@ def run(sizes=(512, 2048), repeats=9, rounds=3):
             row["ember/torch"] = ratio(row["ember"], row.get("torch"))
             out[f"n{n}"] = row
     return out
+
+
+# ---- GPU: W4 at n = 8192 in fp32 (TF32 off), TF32 and bf16, TFLOP/s ------------------------
+
+GPU_MODES = {  # mode -> (dtype name, float32 matmul precision)
+    "fp32": ("float32", "highest"),
+    "tf32": ("float32", "high"),
+    "bf16": ("bfloat16", "highest"),
+}
+
+
+def _gpu_tflops(library, n, mode, repeats):
+    """Median TFLOP/s of n x n products on the GPU, timed with CUDA events."""
+    dtype_name, precision = GPU_MODES[mode]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    if library == "ember":
+        mod = ember
+        ember.set_float32_matmul_precision(precision)
+        a, b = (ember.from_numpy(x).to(getattr(ember, dtype_name)).cuda() for x in (a, b))
+    else:
+        import torch as mod
+        mod.set_float32_matmul_precision(precision)
+        a, b = (mod.from_numpy(x).to(getattr(mod, dtype_name)).cuda() for x in (a, b))
+    inner = 10
+    for _ in range(3):
+        a @ b
+    mod.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        start, end = mod.cuda.Event(enable_timing=True), mod.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            a @ b
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3 / inner)
+    return 2.0 * n**3 / statistics.median(samples) / 1e12
+
+
+def run_cuda(n=8192, modes=("fp32", "tf32", "bf16"), repeats=7):
+    """W4 on the GPU, ember next to PyTorch (when it is installed with CUDA)."""
+    torch = optional_torch()
+    with_torch = torch is not None and torch.cuda.is_available()
+    out = {"workload": "matmul", "device": "cuda", "unit": "TFLOP/s", "n": n,
+           "gpu": ember.cuda.get_device_name(0), "method": "CUDA events, median of samples of 10 products"}
+    before = ember.get_float32_matmul_precision()
+    try:
+        for mode in modes:
+            row = {"ember": round(_gpu_tflops("ember", n, mode, repeats), 1)}
+            if with_torch:
+                row["torch"] = round(_gpu_tflops("torch", n, mode, repeats), 1)
+            row["ember/torch"] = ratio(row["ember"], row.get("torch"))
+            out[mode] = row
+    finally:
+        ember.set_float32_matmul_precision(before)
+    return out

@@ -45,6 +45,9 @@ struct DeviceContext {
   unsigned next_stream = 0;
   unsigned next_high_priority = 0;
   cublasHandle_t cublas = nullptr;
+  // cudnnHandle_t, created at the first cuDNN call (cuda/cudnn_common.cpp); void*
+  // so that this header needs no cuDNN headers.
+  void* cudnn = nullptr;
 };
 
 class Registry {

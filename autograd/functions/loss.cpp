@@ -9,6 +9,7 @@
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
 #include <ember/core/ops/unary.h>
+#include <ember/cuda/loss.h>
 
 namespace ember::autograd::functions {
 
@@ -17,11 +18,14 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
     const Tensor& x = s[0];
     const Tensor& target = s[1];
     const Tensor& wt = s[2];
-    if (!grad_enabled() && x.device().is_cpu()) {
+    if (!grad_enabled()) {
       const DType compute = wt.dtype();
       auto prep = [&](const Tensor& t) { return (t.dtype() == compute ? t : t.to(compute)).contiguous(); };
       Tensor gx = empty(x.shape(), compute, x.device());
-      if (gx.numel() > 0) {
+      if (gx.numel() > 0 && x.device().is_cuda()) {  // the kernel reads half inputs directly
+        cuda::cross_entropy_backward(gx, prep(g[0]), wt, s[3], x.detach().contiguous(), target, ignore_index,
+                                     view[0], view[1], view[2]);
+      } else if (gx.numel() > 0) {
         cpu::cross_entropy_backward(gx, prep(g[0]), wt, s[3], prep(x.detach()), target, ignore_index, view[0],
                                     view[1], view[2]);
       }
@@ -32,6 +36,25 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
     const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
     const Tensor hot = scatter(zeros(p.shape(), p.dtype(), p.device()), class_dim, unsqueeze(safe, class_dim), 1.0);
     return TensorList{mul(unsqueeze(mul(g[0], wt), class_dim), sub(p, hot))};
+  };
+}
+
+Vjp nll_backward(int64_t class_dim, int64_t ignore_index, const Shape& view) {
+  return [=](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor& x = s[0];
+    const Tensor& target = s[1];
+    const Tensor& wt = s[2];
+    if (!grad_enabled() && x.device().is_cuda()) {
+      const DType compute = wt.dtype();
+      Tensor gx = empty(x.shape(), compute, x.device());
+      const Tensor gl = (g[0].dtype() == compute ? g[0] : g[0].to(compute)).contiguous();
+      cuda::nll_backward(gx, gl, wt, target, ignore_index, view[0], view[1], view[2]);
+      return TensorList{gx};
+    }
+    const Tensor valid = ne(target, full({}, ignore_index, DType::Int64, target.device()));
+    const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
+    const Tensor hot = scatter(zeros(x.shape(), wt.dtype(), x.device()), class_dim, unsqueeze(safe, class_dim), 1.0);
+    return TensorList{mul(unsqueeze(neg(mul(g[0], wt)), class_dim), hot)};
   };
 }
 

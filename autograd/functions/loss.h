@@ -10,6 +10,12 @@ namespace ember::autograd::functions {
 // is g * wt * (softmax(x) - one_hot(t)) in ember ops, so double backward works.
 Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape& view);
 
+// nll_loss on the GPU (core/ops/loss.cpp): per-position loss -wt * x_t over
+// log-probabilities x viewed as [outer, classes, inner]; saved {x, target
+// (int64), wt}. Without create_graph one kernel; under create_graph
+// -g * wt * one_hot(t) in ember ops.
+Vjp nll_backward(int64_t class_dim, int64_t ignore_index, const Shape& view);
+
 // Elementwise binary_cross_entropy, inputs {x, target, weight}, saved the
 // same: torch's gradient gx = w (x - t) / max(x (1 - x), 1e-12), finite at
 // x = 0 and 1 where the clamped logs cut the chain rule.

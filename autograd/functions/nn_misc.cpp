@@ -1,10 +1,13 @@
 // Backward of embedding, written with ember ops so double backward works.
 #include <ember/autograd/functions/nn_misc.h>
 
+#include <ember/autograd/grad_mode.h>
+
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/shape.h>
+#include <ember/cuda/nn_misc.h>
 
 namespace ember::autograd::functions {
 
@@ -21,6 +24,11 @@ Vjp embedding_backward(const Shape& weight_shape, const Tensor& indices, std::op
       const Tensor ones_n = ones({indices.numel()}, grad_rows.dtype(), grad_rows.device());
       const Tensor counts = index_add(zeros({rows}, grad_rows.dtype(), grad_rows.device()), 0, indices, ones_n);
       grad_rows = div(grad_rows, unsqueeze(index_select(counts, 0, indices), 1));
+    }
+    if (grad_rows.device().is_cuda() && !grad_enabled()) {  // first order: one atomic-add kernel
+      Tensor gw = empty(weight_shape, grad_rows.dtype(), grad_rows.device());
+      cuda::embedding_backward(gw, grad_rows.contiguous(), indices);
+      return TensorList{gw};
     }
     const Tensor z = zeros(weight_shape, grad_rows.dtype(), grad_rows.device());
     return TensorList{index_add(z, 0, indices, grad_rows)};

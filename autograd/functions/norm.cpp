@@ -10,6 +10,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/unary.h>
+#include <ember/cuda/norm.h>
 
 namespace ember::autograd::functions {
 
@@ -37,8 +38,13 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
   const int64_t n = spec.view[0], c = spec.view[1], inner = spec.view[2];
   Tensor gx = needs[0] ? empty(x0.shape(), compute, x0.device()) : Tensor();
   Tensor sum_g = empty({c}, compute, x0.device()), sum_gxhat = empty({c}, compute, x0.device());
-  cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
-                             spec.batch_stats);
+  if (x.device().is_cuda()) {
+    cuda::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                                spec.batch_stats);
+  } else {
+    cpu::channel_norm_backward(gx, sum_g, sum_gxhat, gy, x, prep(s[2]), prep(s[3]), w, n, c, inner,
+                               spec.batch_stats);
+  }
   TensorList out(needs.size());
   out[0] = gx;
   if (needs.size() > 1 && needs[1]) out[1] = sum_gxhat.reshape(spec.param_shape);
@@ -46,12 +52,47 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
   return out;
 }
 
+// layer_norm / rms_norm / group_norm's backward on the GPU as fused kernels
+// (first order only: records nothing). The normalized dims are the trailing ones.
+TensorList row_backward(const NormSpec& spec, const Tensor& g, const TensorList& s, const std::vector<bool>& needs) {
+  const Tensor x = s[0].detach().contiguous();
+  int64_t cols = 1;
+  for (int64_t d : spec.dims) cols *= spec.view[d];
+  const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
+  const DType acc = s[3].dtype();  // the statistics' dtype
+  const Tensor gy = (g.dtype() == x.dtype() ? g : g.to(x.dtype())).contiguous();
+  const Tensor w = s[1].defined() ? s[1].detach().to(acc).contiguous() : Tensor();
+  TensorList out(needs.size());
+  Tensor gx = needs[0] ? empty(x.shape(), x.dtype(), x.device()) : Tensor();
+  Tensor gw = needs.size() > 1 && needs[1] ? empty(spec.param_shape, acc, x.device()) : Tensor();
+  Tensor gb = needs.size() > 2 && needs[2] ? empty(spec.param_shape, acc, x.device()) : Tensor();
+  cuda::row_norm_backward(gx, gw, gb, gy, x, spec.rms ? Tensor() : s[2].contiguous(), s[3].contiguous(), w, rows,
+                          cols, spec.rms);
+  out[0] = gx;
+  if (gw.defined()) out[1] = gw;
+  if (gb.defined()) out[2] = gb;
+  return out;
+}
+
+// Whether spec's normalized dims are the trailing dims of its view.
+bool trailing_dims(const NormSpec& spec) {
+  const int64_t nd = static_cast<int64_t>(spec.view.size()), k = static_cast<int64_t>(spec.dims.size());
+  for (int64_t i = 0; i < k; ++i) {
+    if (spec.dims[i] != nd - k + i) return false;
+  }
+  return k > 0;
+}
+
 }  // namespace
 
 Vjp normalize_backward(NormSpec spec) {
   return [spec](const TensorList& g, const TensorList& s, const std::vector<bool>& needs) {
-    if (spec.channel_kernel && !grad_enabled() && g[0].device().is_cpu() && s[0].numel() > 0) {
+    if (spec.channel_kernel && !grad_enabled() && s[0].numel() > 0) {
       return channel_backward(spec, g[0], s, needs);
+    }
+    if (!spec.channel_kernel && spec.batch_stats && !grad_enabled() && g[0].device().is_cuda() &&
+        s[0].numel() > 0 && trailing_dims(spec)) {
+      return row_backward(spec, g[0], s, needs);
     }
     const Shape x_shape = s[0].shape();
     const Tensor x = s[0].reshape(spec.view);

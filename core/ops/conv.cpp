@@ -11,6 +11,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/conv.h>
 
 namespace ember {
 
@@ -18,7 +19,8 @@ namespace functions = autograd::functions;
 
 namespace {
 
-DType compute_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }
+// The CPU kernels compute half types in float32; cuDNN reads them directly.
+DType compute_dtype(DType t, const Device& dev) { return is_half(t) && dev.is_cpu() ? DType::Float32 : t; }
 
 // Casts and lays out an operand for the kernel, outside autograd.
 Tensor prepare(const Tensor& t, DType compute) {
@@ -44,7 +46,7 @@ void check_common(const char* op, const Tensor& x, const Tensor& w, const Tensor
   std::vector<Tensor> ts{x, w};
   if (b.defined()) ts.push_back(b);
   const Device dev = common_device(op, ts);
-  EMBER_CHECK(dev.is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  (void)dev;  // every conv runs through the 2-D primitives, which have CUDA kernels (cuDNN)
   EMBER_CHECK(x.dim() == spatial + 1 || x.dim() == spatial + 2, Error, op, ": expected ", spatial + 1,
               "-D (unbatched) or ", spatial + 2, "-D (batched) input, but got input of size ", x.shape_str());
   EMBER_CHECK(w.dim() == spatial + 2, Error, op, ": expected weight to be ", spatial + 2,
@@ -198,12 +200,16 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
 namespace conv_detail {
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t OH, int64_t OW) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
   Tensor out = empty({x.size(0), w.size(0), OH, OW}, compute, x.device());
   {
     autograd::NoGradGuard no_grad;
     const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
-    cpu::conv2d(out, xc, wc, bc, g);
+    if (x.device().is_cuda()) {
+      cuda::conv2d(out, xc, wc, bc, g);
+    } else {
+      cpu::conv2d(out, xc, wc, bc, g);
+    }
     if (compute != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({x, w, bias})) {
@@ -214,12 +220,16 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Con
 
 Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t H,
                       int64_t W) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
   Tensor out = empty({x.size(0), w.size(1) * g.groups, H, W}, compute, x.device());
   {
     autograd::NoGradGuard no_grad;
     const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
-    cpu::conv_transpose2d(out, xc, wc, bc, g);
+    if (x.device().is_cuda()) {
+      cuda::conv_transpose2d(out, xc, wc, bc, g);
+    } else {
+      cpu::conv_transpose2d(out, xc, wc, bc, g);
+    }
     if (compute != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({x, w, bias})) {
@@ -229,12 +239,16 @@ Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, cons
 }
 
 Tensor conv_weight(const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g, int64_t KH, int64_t KW) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt);
+  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
   Tensor out = empty({gy.size(1), x.size(1) / g.groups, KH, KW}, compute, x.device());
   {
     autograd::NoGradGuard no_grad;
     const Tensor xc = prepare(x, compute), gc = prepare(gy, compute);
-    cpu::conv2d_weight(out, xc, gc, g);
+    if (x.device().is_cuda()) {
+      cuda::conv2d_weight(out, xc, gc, g);
+    } else {
+      cpu::conv2d_weight(out, xc, gc, g);
+    }
     if (compute != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({x, gy})) {

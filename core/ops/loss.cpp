@@ -17,6 +17,7 @@
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
 #include <ember/core/ops/unary.h>
+#include <ember/cuda/loss.h>
 
 namespace ember {
 
@@ -46,8 +47,8 @@ Tensor scalar_like(const Tensor& x, double v) { return full({}, v, x.dtype(), x.
 
 void check_args(const Tensor& input, const Tensor& target, const char* op) {
   EMBER_CHECK(input.defined() && target.defined(), Error, op, ": expected defined input and target tensors");
-  EMBER_CHECK(input.device().is_cpu() && target.device().is_cpu(), NotImplementedError, op,
-              ": only the CPU is supported in this build");
+  EMBER_CHECK(input.device() == target.device(), Error, op, ": expected input and target on the same device, but input is on ",
+              input.device().str(), " and target on ", target.device().str());
   EMBER_CHECK(is_floating(input.dtype()), Error, op, ": expected a floating point input, got ",
               dtype_name(input.dtype()));
 }
@@ -76,8 +77,10 @@ void check_class_target(const Tensor& input, const Tensor& target, const char* o
               ", target: ", shape_str(target.shape()), "); expected a target of shape ", shape_str(expected));
 }
 
-void check_class_weight(const Tensor& weight, int64_t classes, const char* op) {
+void check_class_weight(const Tensor& weight, int64_t classes, const char* op, const Device& dev) {
   if (!weight.defined()) return;
+  EMBER_CHECK(weight.device() == dev, Error, op, ": expected weight on ", dev.str(), " like the input, but it is on ",
+              weight.device().str());
   EMBER_CHECK(weight.dim() == 1 && weight.size(0) == classes, Error, op,
               ": weight should be defined for all ", classes, " classes or none, but got a weight of shape ",
               shape_str(weight.shape()));
@@ -85,7 +88,9 @@ void check_class_weight(const Tensor& weight, int64_t classes, const char* op) {
 
 // Every target that is not ignore_index must be a class in [0, classes).
 void check_target_range(const Tensor& target, int64_t classes, int64_t ignore_index, const char* op) {
-  const Tensor t = target.to(DType::Int64).contiguous();
+  // On the GPU the targets are copied back to check them (a synchronization;
+  // PyTorch asserts on the device instead).
+  const Tensor t = target.to(DType::Int64).to(kCPU).contiguous();
   const int64_t* p = t.data<int64_t>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     EMBER_CHECK(p[i] == ignore_index || (p[i] >= 0 && p[i] < classes), IndexError, op, ": target ", p[i],
@@ -126,12 +131,41 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
   Tensor wt = empty(t.shape(), compute, input.device());
   Tensor lse = empty(t.shape(), compute, input.device());
   if (loss.numel() > 0) {
-    cpu::cross_entropy_forward(loss, wt, lse, prep(input), t, weight.defined() ? prep(weight) : Tensor(),
-                               ignore_index, outer, classes, inner);
+    const Tensor w = weight.defined() ? prep(weight) : Tensor();
+    if (input.device().is_cuda()) {  // the kernel reads half inputs directly
+      cuda::cross_entropy_forward(loss, wt, lse, input.detach().contiguous(), t, w, ignore_index, outer, classes,
+                                  inner);
+    } else {
+      cpu::cross_entropy_forward(loss, wt, lse, prep(input), t, w, ignore_index, outer, classes, inner);
+    }
   }
   if (autograd::any_requires_grad({input})) {
     autograd::record("CrossEntropyLossBackward0", {input}, {loss}, {input, t, wt, lse},
                      autograd::functions::cross_entropy_backward(cdim, ignore_index, {outer, classes, inner}));
+  }
+  Tensor out;
+  if (r == Reduction::None) out = loss;
+  else if (r == Reduction::Sum) out = sum(loss);
+  else out = div(sum(loss), sum(wt));
+  return out.dtype() == input.dtype() ? out : out.to(input.dtype());
+}
+
+// nll_loss on the GPU: one kernel picks and weights the targets' log-probabilities.
+Tensor fused_nll(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction r) {
+  const int64_t cdim = input.dim() == 1 ? 0 : 1;
+  const int64_t classes = input.size(cdim), outer = input.dim() == 1 ? 1 : input.size(0);
+  const int64_t inner = classes * outer == 0 ? 0 : input.numel() / (classes * outer);
+  const DType compute = is_half(input.dtype()) ? DType::Float32 : input.dtype();
+  const Tensor t = target.to(DType::Int64).contiguous();
+  Tensor loss = empty(t.shape(), compute, input.device());
+  Tensor wt = empty(t.shape(), compute, input.device());
+  if (loss.numel() > 0) {
+    const Tensor w = weight.defined() ? weight.detach().to(compute).contiguous() : Tensor();
+    cuda::nll_forward(loss, wt, input.detach().contiguous(), t, w, ignore_index, outer, classes, inner);
+  }
+  if (autograd::any_requires_grad({input})) {
+    autograd::record("NllLossBackward0", {input}, {loss}, {input, t, wt},
+                     autograd::functions::nll_backward(cdim, ignore_index, {outer, classes, inner}));
   }
   Tensor out;
   if (r == Reduction::None) out = loss;
@@ -151,8 +185,9 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   const Reduction r = parse_reduction(reduction, op);
   const int64_t classes = input.size(class_dim(input, op));
   check_class_target(input, target, op);
-  check_class_weight(weight, classes, op);
+  check_class_weight(weight, classes, op, input.device());
   check_target_range(target, classes, ignore_index, op);
+  if (input.device().is_cuda()) return fused_nll(input, target, weight, ignore_index, r);
   return nll(input, target, weight, ignore_index, r);
 }
 
@@ -167,7 +202,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
               ": label_smoothing must be between 0.0 and 1.0, got ", label_smoothing);
   const int64_t cdim = class_dim(input, op);
   const int64_t classes = input.size(cdim);
-  check_class_weight(weight, classes, op);
+  check_class_weight(weight, classes, op, input.device());
   Tensor wview;  // weight broadcast along the class dim
   if (weight.defined()) {
     Shape s(static_cast<size_t>(input.dim()), 1);
@@ -189,9 +224,10 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 
   check_class_target(input, target, op);
   check_target_range(target, classes, ignore_index, op);
-  if (label_smoothing == 0.0 && input.device().is_cpu()) return fused_cross_entropy(input, target, weight, ignore_index, r);
+  if (label_smoothing == 0.0) return fused_cross_entropy(input, target, weight, ignore_index, r);
   const Tensor logp = log_softmax(input, cdim);
-  const Tensor nll_part = nll(logp, target, weight, ignore_index, r);
+  const Tensor nll_part = input.device().is_cuda() ? fused_nll(logp, target, weight, ignore_index, r)
+                                                   : nll(logp, target, weight, ignore_index, r);
   if (label_smoothing == 0.0) return nll_part;
   // The smoothing term: -sum_c w_c logp_c per sample, zero where ignored, with
   // the same normalizer as the nll term under reduction='mean'.

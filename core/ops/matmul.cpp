@@ -14,6 +14,10 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/cuda_api.h>
+#include <ember/cuda/matmul.h>
+
+#include <atomic>
 
 namespace ember {
 
@@ -24,12 +28,14 @@ namespace {
 void check_operands(const char* op, const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) EMBER_CHECK(t.defined(), ValueError, op, ": got an undefined tensor");
   const Device dev = common_device(op, ts);
-  EMBER_CHECK(dev.is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
   for (const Tensor& t : ts) {
     EMBER_CHECK(t.dtype() == ts[0].dtype(), Error, op, ": expected both inputs to have the same dtype, but got ",
                 dtype_name(ts[0].dtype()), " and ", dtype_name(t.dtype()));
   }
   EMBER_CHECK(ts[0].dtype() != DType::Bool, Error, op, ": not implemented for bool tensors");
+  // cuBLAS has no integer GEMM; PyTorch refuses these on CUDA too.
+  EMBER_CHECK(dev.is_cpu() || is_floating(ts[0].dtype()), NotImplementedError, op, ": not implemented for ",
+              dtype_name(ts[0].dtype()), " tensors on CUDA");
 }
 
 void check_dim(const char* op, const Tensor& t, int64_t want, const char* what) {
@@ -82,20 +88,33 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
   if (!a_vec) result_shape.push_back(M);
   if (!b_vec) result_shape.push_back(N);
   const DType dtype = a.dtype();
-  const DType compute = is_half(dtype) ? DType::Float32 : dtype;
+  // The CPU computes half types in float32; cuBLAS reads and writes them
+  // directly, accumulating in float32.
+  const bool on_cuda = a.device().is_cuda();
+  const DType compute = is_half(dtype) && !on_cuda ? DType::Float32 : dtype;
   Tensor out = empty(result_shape, compute, a.device());
   Shape out_full = batch;
   out_full.push_back(M);
   out_full.push_back(N);
   Tensor out_view = make_view(out, out_full, contiguous_strides(out_full), 0);
-  if (bias.defined() && beta != 0) cpu::copy(out_view, bias);
+  if (bias.defined() && beta != 0) {
+    if (on_cuda) {
+      cuda::copy(out_view, bias);
+    } else {
+      cpu::copy(out_view, bias);
+    }
+  }
 
   autograd::NoGradGuard no_grad;  // the dtype casts are internal
   const Tensor ac = a.to(compute), bc = b.to(compute);
   const Strides a_ms = a_vec ? Strides{K * ac.stride(0), ac.stride(0)} : Strides{ac.stride(-2 + ac.dim()), ac.stride(ac.dim() - 1)};
   const Strides b_ms = b_vec ? Strides{bc.stride(0), 1} : Strides{bc.stride(-2 + bc.dim()), bc.stride(bc.dim() - 1)};
-  cpu::matmul(out_view, expand_to(ac, batch, {M, K}, a_ms), expand_to(bc, batch, {K, N}, b_ms), alpha,
-              bias.defined() ? beta : 0.0);
+  const Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
+  if (on_cuda) {
+    cuda::matmul(out_view, av, bv, alpha, bias.defined() ? beta : 0.0);
+  } else {
+    cpu::matmul(out_view, av, bv, alpha, bias.defined() ? beta : 0.0);
+  }
   return compute == dtype ? out : out.to(dtype);
 }
 
@@ -182,7 +201,7 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
   Tensor bias;
   {
     autograd::NoGradGuard no_grad;
-    bias = input.to(is_half(input.dtype()) ? DType::Float32 : input.dtype());
+    bias = input.to(is_half(input.dtype()) && input.device().is_cpu() ? DType::Float32 : input.dtype());
   }
   Tensor out = product("addmm", m1, m2, bias, b, al);
   if (autograd::any_requires_grad({input, m1, m2})) {
@@ -190,6 +209,13 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scal
   }
   return out;
 }
+
+namespace {
+std::atomic<Float32MatmulPrecision> g_float32_matmul_precision{Float32MatmulPrecision::Highest};
+}  // namespace
+
+void set_float32_matmul_precision(Float32MatmulPrecision p) { g_float32_matmul_precision.store(p); }
+Float32MatmulPrecision float32_matmul_precision() { return g_float32_matmul_precision.load(); }
 
 Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return ember::mm(*this, other); }

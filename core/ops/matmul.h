@@ -17,4 +17,13 @@ Tensor outer(const Tensor& a, const Tensor& b); // [M] x [N] -> [M, N]
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1,
              const Scalar& alpha = 1);
 
+// How float32 products may trade precision for speed on the GPU (PyTorch's
+// torch.set_float32_matmul_precision): Highest keeps full float32; High and
+// Medium allow TF32 tensor cores. One setting for the process; backs both
+// ember.set_float32_matmul_precision and ember.backends.cuda.matmul.allow_tf32
+// (allow_tf32 is true exactly when the precision is not Highest). Default Highest.
+enum class Float32MatmulPrecision { Highest, High, Medium };
+void set_float32_matmul_precision(Float32MatmulPrecision p);
+Float32MatmulPrecision float32_matmul_precision();
+
 }  // namespace ember

@@ -8,6 +8,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/random.h>
+#include <ember/cuda/nn_misc.h>
 
 namespace ember {
 
@@ -17,8 +18,8 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
                  bool scale_grad_by_freq) {
   const char* op = "embedding";
   EMBER_CHECK(input.defined() && weight.defined(), Error, op, ": expected defined input and weight tensors");
-  EMBER_CHECK(input.device().is_cpu() && weight.device().is_cpu(), NotImplementedError, op,
-              ": only the CPU is supported in this build");
+  EMBER_CHECK(input.device() == weight.device(), Error, op, ": expected indices and weight on the same device, but ",
+              "indices are on ", input.device().str(), " and weight on ", weight.device().str());
   EMBER_CHECK(weight.dim() == 2, Error, op, ": expected a 2-d weight (num_embeddings, embedding_dim), got shape ",
               shape_str(weight.shape()));
   EMBER_CHECK(input.dtype() == DType::Int64 || input.dtype() == DType::Int32, Error, op,
@@ -30,14 +31,25 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
     if (*padding_idx < 0) *padding_idx += rows;
   }
   const Tensor flat = input.to(DType::Int64).contiguous().reshape({-1});
-  const int64_t* p = flat.data<int64_t>();
-  for (int64_t i = 0; i < flat.numel(); ++i) {
+  // GPU indices are copied back for the range check (a synchronization).
+  const Tensor host = flat.device().is_cpu() ? flat : flat.to(kCPU);
+  const int64_t* p = host.data<int64_t>();
+  for (int64_t i = 0; i < host.numel(); ++i) {
     EMBER_CHECK(p[i] >= 0 && p[i] < rows, IndexError, op, ": index ", p[i], " is out of range for a weight with ",
                 rows, " rows");
   }
   Shape out_shape = input.shape();
   out_shape.push_back(dim);
-  const Tensor out = index_select(weight.detach(), 0, flat).reshape(out_shape);
+  Tensor out;
+  if (weight.device().is_cuda()) {
+    EMBER_CHECK(is_floating(weight.dtype()), NotImplementedError, op, ": not implemented for ",
+                dtype_name(weight.dtype()), " weights on CUDA");
+    out = empty({flat.numel(), dim}, weight.dtype(), weight.device());
+    cuda::embedding_forward(out, weight.detach().contiguous(), flat);
+    out = out.reshape(out_shape);
+  } else {
+    out = index_select(weight.detach(), 0, flat).reshape(out_shape);
+  }
   if (autograd::any_requires_grad({weight})) {
     autograd::record("EmbeddingBackward0", {weight}, {out}, {},
                      functions::embedding_backward(weight.shape(), flat, padding_idx, scale_grad_by_freq));

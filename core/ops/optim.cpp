@@ -10,6 +10,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/cuda/optim.h>
 
 namespace ember {
 namespace {
@@ -43,7 +44,10 @@ class Workspace {
 };
 
 // Checks that params and grads pair up: same count, shape, dtype and device.
-void check_params(const char* op, const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
+// cuda_ok: the op has fused CUDA kernels (SGD, Adam/AdamW); the params of
+// one step must then all be on the CPU or all on GPUs.
+void check_params(const char* op, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                  bool cuda_ok = false) {
   EMBER_CHECK(params.size() == grads.size(), ValueError, op, ": got ", params.size(), " params but ",
               grads.size(), " grads");
   for (size_t i = 0; i < params.size(); ++i) {
@@ -53,8 +57,11 @@ void check_params(const char* op, const std::vector<Tensor>& params, const std::
     EMBER_CHECK(g.defined(), ValueError, op, ": grads[", i, "] is None (skip parameters without a gradient)");
     EMBER_CHECK(p.is_floating_point(), TypeError, op, ": params[", i, "] has dtype ", dtype_name(p.dtype()),
                 "; optimizers update floating-point tensors only");
-    EMBER_CHECK(p.device().type == DeviceType::CPU, NotImplementedError, op, ": params[", i, "] is on ",
-                p.device().str(), "; ember's optimizer kernels run on the CPU only");
+    EMBER_CHECK(p.device().is_cpu() || cuda_ok, NotImplementedError, op, ": params[", i, "] is on ",
+                p.device().str(), "; this optimizer's kernels run on the CPU only");
+    EMBER_CHECK(p.device().type == params[0].device().type, NotImplementedError, op, ": params[", i, "] is on ",
+                p.device().str(), " but params[0] on ", params[0].device().str(),
+                "; step the CPU and the GPU parameters with separate optimizers");
     EMBER_CHECK(g.device() == p.device(), Error, op, ": grads[", i, "] is on ", g.device().str(),
                 " but its parameter is on ", p.device().str());
     EMBER_CHECK(g.dtype() == p.dtype(), TypeError, op, ": grads[", i, "] has dtype ", dtype_name(g.dtype()),
@@ -119,19 +126,25 @@ std::vector<Tensor> readable_all(const std::vector<Tensor>& ts, const std::vecto
   return out;
 }
 
+bool on_cuda(const std::vector<Tensor>& params) { return !params.empty() && params[0].device().is_cuda(); }
+
 }  // namespace
 
 void sgd_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
           std::vector<Tensor>& momentum_buffers, const SgdOptions& o) {
   NoGradGuard no_grad;
-  check_params("sgd", params, grads);
+  check_params("sgd", params, grads, /*cuda_ok=*/true);
   std::vector<bool> fresh;
   const bool use_momentum = o.momentum != 0;
   prepare_state("sgd", "momentum_buffers", params, momentum_buffers, use_momentum, &fresh);
   Workspace ws;
   auto p = writable_all(ws, params, params);
   auto b = use_momentum ? writable_all(ws, momentum_buffers, params) : std::vector<Tensor>(params.size());
-  cpu::sgd(p, readable_all(grads, params), b, fresh, o);
+  if (on_cuda(params)) {
+    cuda::sgd(p, readable_all(grads, params), b, fresh, o);
+  } else {
+    cpu::sgd(p, readable_all(grads, params), b, fresh, o);
+  }
   ws.finish();
 }
 
@@ -140,7 +153,7 @@ void adam_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
            std::vector<Tensor>& max_exp_avg_sqs, const std::vector<Tensor>& steps, const AdamOptions& o) {
   const char* op = o.decoupled_weight_decay ? "adamw" : "adam";
   NoGradGuard no_grad;
-  check_params(op, params, grads);
+  check_params(op, params, grads, /*cuda_ok=*/true);
   prepare_state(op, "exp_avgs", params, exp_avgs, true);
   prepare_state(op, "exp_avg_sqs", params, exp_avg_sqs, true);
   prepare_state(op, "max_exp_avg_sqs", params, max_exp_avg_sqs, o.amsgrad);
@@ -150,7 +163,11 @@ void adam_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   auto m = writable_all(ws, exp_avgs, params);
   auto v = writable_all(ws, exp_avg_sqs, params);
   auto vmax = o.amsgrad ? writable_all(ws, max_exp_avg_sqs, params) : std::vector<Tensor>(params.size());
-  cpu::adam(p, readable_all(grads, params), m, v, vmax, counts, o);
+  if (on_cuda(params)) {
+    cuda::adam(p, readable_all(grads, params), m, v, vmax, counts, o);
+  } else {
+    cpu::adam(p, readable_all(grads, params), m, v, vmax, counts, o);
+  }
   ws.finish();
 }
 

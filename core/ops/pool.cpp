@@ -7,6 +7,7 @@
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/shape.h>
+#include <ember/cuda/pool.h>
 
 namespace ember {
 
@@ -29,7 +30,6 @@ IntList expand_arg(const char* op, const char* name, const IntList& v, size_t n)
 // Checks x and returns it as [N, C, H, W] (1-D: H = 1).
 Tensor to_4d(const char* op, const Tensor& x, int64_t spatial, bool& batched) {
   EMBER_CHECK(x.defined(), ValueError, op, ": got an undefined tensor");
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
   EMBER_CHECK(x.dim() == spatial + 1 || x.dim() == spatial + 2, Error, op, ": expected ", spatial + 1, "-D or ",
               spatial + 2, "-D (batched) input, but got input of size ", x.shape_str());
   for (int64_t d = x.dim() - spatial - 1; d < x.dim(); ++d) {
@@ -96,13 +96,18 @@ cpu::PoolGeom adaptive_geom(const char* op, const Tensor& x4, int64_t spatial, c
 }
 
 std::tuple<Tensor, Tensor> max_pool(const Tensor& x4, const cpu::PoolGeom& g) {
-  const DType dt = x4.dtype(), compute = is_half(dt) ? DType::Float32 : dt;
+  // The CPU computes half types in float32; the GPU kernels read them directly.
+  const DType dt = x4.dtype(), compute = is_half(dt) && x4.device().is_cpu() ? DType::Float32 : dt;
   const Shape out_shape{x4.size(0), x4.size(1), g.OH, g.OW};
   Tensor out = empty(out_shape, compute, x4.device());
   Tensor idx = empty(out_shape, DType::Int64, x4.device());
   {
     autograd::NoGradGuard no_grad;
-    cpu::max_pool2d(out, idx, x4.to(compute).contiguous(), g);
+    if (x4.device().is_cuda()) {
+      cuda::max_pool2d(out, idx, x4.contiguous(), g);
+    } else {
+      cpu::max_pool2d(out, idx, x4.to(compute).contiguous(), g);
+    }
     if (compute != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({x4})) {
@@ -134,7 +139,7 @@ Tensor avg_pool_nd(const char* op, int64_t spatial, const Tensor& x, const IntLi
 // Runs `kernel(out, input)` in the compute dtype, outside autograd.
 template <class K>
 Tensor run_linear(const Tensor& in, const Shape& out_shape, const K& kernel) {
-  const DType dt = in.dtype(), compute = is_half(dt) ? DType::Float32 : dt;
+  const DType dt = in.dtype(), compute = is_half(dt) && in.device().is_cpu() ? DType::Float32 : dt;
   Tensor out = empty(out_shape, compute, in.device());
   autograd::NoGradGuard no_grad;
   kernel(out, in.to(compute).contiguous());
@@ -147,7 +152,13 @@ namespace pool_detail {
 
 Tensor avg(const Tensor& x, const cpu::PoolGeom& g) {
   Tensor out = run_linear(x, {x.size(0), x.size(1), g.OH, g.OW},
-                          [&](Tensor& o, const Tensor& i) { cpu::avg_pool2d(o, i, g); });
+                          [&](Tensor& o, const Tensor& i) {
+                            if (i.device().is_cuda()) {
+                              cuda::avg_pool2d(o, i, g);
+                            } else {
+                              cpu::avg_pool2d(o, i, g);
+                            }
+                          });
   if (autograd::any_requires_grad({x})) {
     autograd::record(g.adaptive ? "AdaptiveAvgPool2DBackward0" : "AvgPool2DBackward0", {x}, {out}, {},
                      functions::avg_pool_backward(g));
@@ -157,7 +168,13 @@ Tensor avg(const Tensor& x, const cpu::PoolGeom& g) {
 
 Tensor avg_adjoint(const Tensor& gy, const cpu::PoolGeom& g) {
   Tensor out = run_linear(gy, {gy.size(0), gy.size(1), g.H, g.W},
-                          [&](Tensor& o, const Tensor& i) { cpu::avg_pool2d_backward(o, i, g); });
+                          [&](Tensor& o, const Tensor& i) {
+                            if (i.device().is_cuda()) {
+                              cuda::avg_pool2d_backward(o, i, g);
+                            } else {
+                              cpu::avg_pool2d_backward(o, i, g);
+                            }
+                          });
   if (autograd::any_requires_grad({gy})) {
     autograd::record(g.adaptive ? "AdaptiveAvgPool2DBackwardBackward0" : "AvgPool2DBackwardBackward0", {gy}, {out},
                      {}, functions::avg_pool_adjoint_backward(g));

@@ -5,6 +5,8 @@
 #include <ember/core/cpu/matmul.h>
 #include <ember/core/cpu/parallel.h>
 
+#include <string>
+
 namespace ember::python {
 
 void init_matmul(py::module_& m) {
@@ -38,6 +40,28 @@ void init_matmul(py::module_& m) {
   }, py::arg("int"));
   m.def("get_num_threads", [] { return cpu::get_num_threads(); });
   m.def("_blas_info", [] { return cpu::blas_info(); });
+
+  // One C++ setting behind set_float32_matmul_precision and
+  // ember.backends.cuda.matmul.allow_tf32 (python/ember/backends/cuda).
+  m.def("set_float32_matmul_precision", [](const std::string& precision) {
+    if (precision == "highest") {
+      set_float32_matmul_precision(Float32MatmulPrecision::Highest);
+    } else if (precision == "high") {
+      set_float32_matmul_precision(Float32MatmulPrecision::High);
+    } else if (precision == "medium") {
+      set_float32_matmul_precision(Float32MatmulPrecision::Medium);
+    } else {
+      throw Error(str("set_float32_matmul_precision: invalid precision '", precision,
+                      "', expected one of 'highest', 'high', 'medium'"));
+    }
+  }, py::arg("precision"));
+  m.def("get_float32_matmul_precision", [] {
+    switch (float32_matmul_precision()) {
+      case Float32MatmulPrecision::High: return "high";
+      case Float32MatmulPrecision::Medium: return "medium";
+      default: return "highest";
+    }
+  });
 }
 
 }  // namespace ember::python

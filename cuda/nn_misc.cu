@@ -1,0 +1,86 @@
+// embedding on the GPU: a row gather forward, and a backward that adds each
+// gradient row into its weight row with atomicAdd (one thread per element;
+// float16 and bfloat16 atomics need sm_70 / sm_80, below every architecture
+// ember builds for).
+#include <ember/cuda/nn_misc.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <ember/core/error.h>
+#include <ember/cuda/context.h>
+#include <ember/cuda/error.h>
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+template <class T>
+__global__ void gather_rows_kernel(T* out, const T* weight, const int64_t* indices, int64_t n, int64_t dim) {
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n * dim; k += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t i = k / dim, j = k % dim;
+    out[k] = weight[indices[i] * dim + j];
+  }
+}
+
+template <class T>
+__global__ void scatter_add_rows_kernel(T* grad_weight, const T* grad_rows, const int64_t* indices, int64_t n,
+                                        int64_t dim) {
+  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n * dim; k += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t i = k / dim, j = k % dim;
+    atomicAdd(grad_weight + indices[i] * dim + j, grad_rows[k]);
+  }
+}
+
+unsigned blocks_for(int64_t total) {
+  const int64_t b = (total + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);  // grid-stride loops cover the rest
+}
+
+template <class F>
+void dispatch_float(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(__half{});
+    case DType::BFloat16: return f(__nv_bfloat16{});
+    default: throw NotImplementedError(str(op, ": not implemented for ", dtype_name(d), " on CUDA"));
+  }
+}
+
+}  // namespace
+
+void embedding_forward(Tensor& out, const Tensor& weight, const Tensor& indices) {
+  const int64_t n = indices.numel(), dim = weight.size(1);
+  if (n * dim == 0) return;
+  const int index = weight.device().index;
+  DeviceGuard guard(index);
+  dispatch_float(weight.dtype(), "embedding", [&](auto tag) {
+    using T = decltype(tag);
+    gather_rows_kernel<T><<<blocks_for(n * dim), kThreads, 0, current_cuda_stream(index)>>>(
+        static_cast<T*>(out.data_ptr()), static_cast<const T*>(weight.data_ptr()),
+        static_cast<const int64_t*>(indices.data_ptr()), n, dim);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+void embedding_backward(Tensor& grad_weight, const Tensor& grad_rows, const Tensor& indices) {
+  const int64_t n = indices.numel(), dim = grad_weight.size(1);
+  const int index = grad_weight.device().index;
+  DeviceGuard guard(index);
+  EMBER_CUDA_CHECK(cudaMemsetAsync(grad_weight.data_ptr(), 0, grad_weight.numel() * itemsize(grad_weight.dtype()),
+                                   current_cuda_stream(index)));
+  if (n * dim == 0) return;
+  dispatch_float(grad_weight.dtype(), "embedding_backward", [&](auto tag) {
+    using T = decltype(tag);
+    scatter_add_rows_kernel<T><<<blocks_for(n * dim), kThreads, 0, current_cuda_stream(index)>>>(
+        static_cast<T*>(grad_weight.data_ptr()), static_cast<const T*>(grad_rows.data_ptr()),
+        static_cast<const int64_t*>(indices.data_ptr()), n, dim);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+}  // namespace ember::cuda

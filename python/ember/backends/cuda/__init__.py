@@ -1,0 +1,37 @@
+"""ember.backends.cuda: how CUDA matmuls may trade precision for speed.
+
+`ember.backends.cuda.matmul.allow_tf32` is a view of the one C++ setting that
+`ember.set_float32_matmul_precision` also sets: True is precision "high"
+(TF32 tensor cores for float32 products), False is "highest", and reading it
+says whether the precision is anything but "highest". Default False, as in
+PyTorch.
+"""
+from ember import _C
+
+
+class _MatmulSettings:
+    __slots__ = ()
+
+    @property
+    def allow_tf32(self):
+        return _C.get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        _C.set_float32_matmul_precision("high" if value else "highest")
+
+    def __setattr__(self, name, value):
+        if name != "allow_tf32":
+            raise AttributeError(f"ember.backends.cuda.matmul: unknown attribute '{name}'")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return f"<ember.backends.cuda.matmul allow_tf32={self.allow_tf32}>"
+
+
+matmul = _MatmulSettings()
+
+
+def is_built():
+    """Whether ember was built with CUDA support."""
+    return _C._build_info().get("cuda") == "ON"
