@@ -1,0 +1,35 @@
+// Linked into CPU-only builds: the CUDA elementwise, copy, reduction, softmax
+// and random kernels. Nothing reaches them (no tensor can live on a GPU
+// there); they exist so the front-ends' CUDA branches link.
+#include <ember/core/error.h>
+#include <ember/cuda/binary.h>
+#include <ember/cuda/unary.h>
+
+namespace ember::cuda {
+
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+  throw Error(str(what, ": ember was built without CUDA support, so tensors can only live on the CPU"));
+}
+}  // namespace
+
+void unary(UnaryOp, Tensor&, const Tensor&) { no_cuda("unary"); }
+void softplus(Tensor&, const Tensor&, double, double) { no_cuda("softplus"); }
+void clamp(Tensor&, const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&) { no_cuda("clamp"); }
+void clamp_tensor(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("clamp"); }
+void pow_scalar(Tensor&, const Tensor&, const Scalar&) { no_cuda("pow"); }
+void pow(Tensor&, const Tensor&, const Tensor&) { no_cuda("pow"); }
+void nan_to_num(Tensor&, const Tensor&, double, double, double) { no_cuda("nan_to_num"); }
+void in_range_mask(Tensor&, const Tensor&, std::optional<double>, std::optional<double>) { no_cuda("in_range_mask"); }
+void isfinite_mask(Tensor&, const Tensor&) { no_cuda("isfinite_mask"); }
+void keep_where(Tensor&, const Tensor&, const Tensor&) { no_cuda("keep_where"); }
+Tensor on_device_of(const Tensor& t, const Tensor&) { return t; }
+
+void binary(BinaryOp, Tensor&, const Tensor&, const Tensor&, const Scalar&) { no_cuda("binary"); }
+void logical_not(Tensor&, const Tensor&) { no_cuda("logical_not"); }
+void bitwise_not(Tensor&, const Tensor&) { no_cuda("bitwise_not"); }
+void where(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("where"); }
+void lerp(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("lerp"); }
+void masked_fill(Tensor&, const Tensor&, const Tensor&, const Scalar&) { no_cuda("masked_fill"); }
+
+}  // namespace ember::cuda
