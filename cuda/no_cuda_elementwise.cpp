@@ -3,6 +3,7 @@
 // there); they exist so the front-ends' CUDA branches link.
 #include <ember/core/error.h>
 #include <ember/cuda/binary.h>
+#include <ember/cuda/copy.h>
 #include <ember/cuda/unary.h>
 
 namespace ember::cuda {
@@ -31,5 +32,8 @@ void bitwise_not(Tensor&, const Tensor&) { no_cuda("bitwise_not"); }
 void where(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("where"); }
 void lerp(Tensor&, const Tensor&, const Tensor&, const Tensor&) { no_cuda("lerp"); }
 void masked_fill(Tensor&, const Tensor&, const Tensor&, const Scalar&) { no_cuda("masked_fill"); }
+
+void copy_on_device(Tensor&, const Tensor&) { no_cuda("copy"); }
+void fill(Tensor&, const Scalar&) { no_cuda("fill_"); }
 
 }  // namespace ember::cuda
