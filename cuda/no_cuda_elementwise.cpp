@@ -4,6 +4,8 @@
 #include <ember/core/error.h>
 #include <ember/cuda/binary.h>
 #include <ember/cuda/copy.h>
+#include <ember/cuda/reduce.h>
+#include <ember/cuda/softmax.h>
 #include <ember/cuda/unary.h>
 
 namespace ember::cuda {
@@ -35,5 +37,14 @@ void masked_fill(Tensor&, const Tensor&, const Tensor&, const Scalar&) { no_cuda
 
 void copy_on_device(Tensor&, const Tensor&) { no_cuda("copy"); }
 void fill(Tensor&, const Scalar&) { no_cuda("fill_"); }
+
+void reduce(ReduceOp, Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("reduce"); }
+void var(Tensor&, const Tensor&, int64_t, int64_t, int64_t, double, bool) { no_cuda("var"); }
+void logsumexp(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("logsumexp"); }
+void arg_reduce(bool, Tensor&, Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("argmax"); }
+void cumsum(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("cumsum"); }
+void grad_coeff(GradCoeff, Tensor&, const Tensor&, const Tensor&, double) { no_cuda("grad_coeff"); }
+
+void softmax(Tensor&, const Tensor&, int64_t, int64_t, int64_t, bool) { no_cuda("softmax"); }
 
 }  // namespace ember::cuda
