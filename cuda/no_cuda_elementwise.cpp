@@ -4,6 +4,7 @@
 #include <ember/core/error.h>
 #include <ember/cuda/binary.h>
 #include <ember/cuda/copy.h>
+#include <ember/cuda/random.h>
 #include <ember/cuda/reduce.h>
 #include <ember/cuda/softmax.h>
 #include <ember/cuda/unary.h>
@@ -46,5 +47,12 @@ void cumsum(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("cumsum
 void grad_coeff(GradCoeff, Tensor&, const Tensor&, const Tensor&, double) { no_cuda("grad_coeff"); }
 
 void softmax(Tensor&, const Tensor&, int64_t, int64_t, int64_t, bool) { no_cuda("softmax"); }
+
+void uniform(Tensor&, double, double, const PhiloxStream&) { no_cuda("uniform_"); }
+void normal(Tensor&, double, double, const PhiloxStream&) { no_cuda("normal_"); }
+void randint(Tensor&, int64_t, uint64_t, const PhiloxStream&) { no_cuda("random_"); }
+void bernoulli(Tensor&, const Tensor&, const PhiloxStream&) { no_cuda("bernoulli_"); }
+void bernoulli(Tensor&, double, const PhiloxStream&) { no_cuda("bernoulli_"); }
+void exponential(Tensor&, double, const PhiloxStream&) { no_cuda("exponential_"); }
 
 }  // namespace ember::cuda
