@@ -58,7 +58,7 @@ void copy(Tensor& dst, const Tensor& src) {
   if (dst.device().is_cuda() && dst.device() == src.device()) return copy_on_device(dst, src);
   if (dst.device().is_cuda() && src.device().is_cpu() && needs_kernel(dst, src)) {
     // Bytes over as they are (one memcpy of src's elements), then cast and lay out on the GPU.
-    const Tensor host = src.contiguous();
+    const Tensor host = src.detach().contiguous();
     Tensor staged = empty(host.shape(), host.dtype(), dst.device());
     staged_copy(staged, host, mem);
     return copy_on_device(dst, staged);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include <ember/core/error.h>
+#include <ember/cuda/copy.h>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/device/math.cuh>
 
@@ -240,6 +241,13 @@ void keep_where_typed(const TensorIterator& it) {
 
 Tensor on_device_of(const Tensor& t, const Tensor& like) {
   if (!t.defined() || t.device() == like.device()) return t;
+  if (t.device().is_cpu() && t.dim() == 0) {
+    // A number (x * 2): a fill kernel takes it as an argument, with no
+    // synchronizing host-to-device copy.
+    Tensor d = empty({}, t.dtype(), like.device());
+    fill(d, t.item());
+    return d;
+  }
   return t.to(like.device());
 }
 
