@@ -42,6 +42,8 @@ void fill(Tensor&, const Scalar&) { no_cuda("fill_"); }
 void reduce(ReduceOp, Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("reduce"); }
 void var(Tensor&, const Tensor&, int64_t, int64_t, int64_t, double, bool) { no_cuda("var"); }
 void logsumexp(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("logsumexp"); }
+void norm(Tensor&, const Tensor&, double, int64_t, int64_t, int64_t) { no_cuda("norm"); }
+void prod_others(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("prod"); }
 void arg_reduce(bool, Tensor&, Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("argmax"); }
 void cumsum(Tensor&, const Tensor&, int64_t, int64_t, int64_t) { no_cuda("cumsum"); }
 void grad_coeff(GradCoeff, Tensor&, const Tensor&, const Tensor&, double) { no_cuda("grad_coeff"); }

@@ -192,6 +192,58 @@ __global__ void logsumexp_kernel(const T* x, T* out, int64_t columns, int64_t re
   }
 }
 
+// p-norm of each column, accumulated in double: +-inf: max/min of |x| (NaN
+// propagates); 0: the count of non-zeros; else (sum |x|^p)^(1/p).
+template <class T>
+__global__ void norm_kernel(const T* x, T* out, int64_t columns, int64_t reduced, int64_t inner, double p) {
+  const bool is_inf = ::isinf(p);
+  const bool is_max = p > 0;
+  for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
+    const T* q = x + (c / inner) * reduced * inner + c % inner;
+    double acc;
+    if (is_inf) {
+      acc = is_max ? 0.0 : std::numeric_limits<double>::infinity();
+      for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+        const double a = ::fabs(static_cast<double>(q[r * inner]));
+        acc = is_max ? ExtremeFold<double, true>::combine(acc, a) : ExtremeFold<double, false>::combine(acc, a);
+      }
+      acc = is_max ? block_fold<double, ExtremeFold<double, true>>(acc)
+                   : block_fold<double, ExtremeFold<double, false>>(acc);
+    } else {
+      acc = 0;
+      for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+        const double v = static_cast<double>(q[r * inner]);
+        acc += p == 2 ? v * v : p == 1 ? ::fabs(v) : p == 0 ? (v != 0.0 ? 1.0 : 0.0) : ::pow(::fabs(v), p);
+      }
+      acc = block_fold<double, SumFold<double>>(acc);
+      if (p == 2) acc = ::sqrt(acc);
+      else if (p != 1 && p != 0) acc = ::pow(acc, 1.0 / p);
+    }
+    if (threadIdx.x == 0) out[c] = static_cast<T>(acc);
+  }
+}
+
+// Product of the other elements of each column: exclusive prefix products
+// times exclusive suffix products (no division, so zeros are exact). One
+// thread per column.
+template <class T>
+__global__ void prod_others_kernel(const T* x, T* out, int64_t columns, int64_t reduced, int64_t inner) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < columns;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t base = (c / inner) * reduced * inner + c % inner;
+    double acc = 1;
+    for (int64_t r = 0; r < reduced; ++r) {
+      out[base + r * inner] = static_cast<T>(acc);
+      acc *= static_cast<double>(x[base + r * inner]);
+    }
+    acc = 1;
+    for (int64_t r = reduced - 1; r >= 0; --r) {
+      out[base + r * inner] = static_cast<T>(out[base + r * inner] * acc);
+      acc *= static_cast<double>(x[base + r * inner]);
+    }
+  }
+}
+
 // (value, index) pairs: the first NaN wins, then the extreme, ties to the lower index.
 template <class T, bool IsMax>
 struct ArgBest {
@@ -305,6 +357,33 @@ void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int
     using T = typename decltype(tag)::type;
     logsumexp_kernel<T><<<grid_for(columns), kBlock, 0, current_cuda_stream()>>>(x.data<T>(), out.data<T>(),
                                                                                   columns, reduced, inner);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced, int64_t inner) {
+  check_floating(x, "norm");
+  DeviceGuard guard(x.device().index);
+  const int64_t columns = outer * inner;
+  if (columns == 0) return;
+  dispatch_floating(x.dtype(), "norm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    norm_kernel<T><<<grid_for(columns), kBlock, 0, current_cuda_stream()>>>(x.data<T>(), out.data<T>(), columns,
+                                                                             reduced, inner, p);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+void prod_others(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
+  EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, TypeError,
+              "prod: backward needs a floating point input");
+  DeviceGuard guard(x.device().index);
+  const int64_t columns = outer * inner;
+  if (columns == 0 || reduced == 0) return;
+  dispatch_floating(x.dtype(), "prod", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    prod_others_kernel<T><<<grid_for((columns + kBlock - 1) / kBlock), kBlock, 0, current_cuda_stream()>>>(
+        x.data<T>(), out.data<T>(), columns, reduced, inner);
     EMBER_CUDA_KERNEL_CHECK();
   });
 }

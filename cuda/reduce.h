@@ -11,6 +11,8 @@ namespace ember::cuda {
 void reduce(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
 void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner, double correction,
          bool take_sqrt);
+void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced, int64_t inner);
+void prod_others(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
 void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
 void arg_reduce(bool is_max, Tensor& values, Tensor& indices, const Tensor& x, int64_t outer, int64_t reduced,
                 int64_t inner);

@@ -88,8 +88,7 @@ void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t i
                        : cpu::var(out, x, outer, reduced, inner, correction, take_sqrt);
 }
 void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced, int64_t inner) {
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, "norm: no CUDA kernel yet (move the tensor to the CPU)");
-  cpu::norm(out, x, p, outer, reduced, inner);
+  x.device().is_cuda() ? cuda::norm(out, x, p, outer, reduced, inner) : cpu::norm(out, x, p, outer, reduced, inner);
 }
 void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
   x.device().is_cuda() ? cuda::logsumexp(out, x, outer, reduced, inner) : cpu::logsumexp(out, x, outer, reduced, inner);
@@ -103,9 +102,8 @@ void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t
   x.device().is_cuda() ? cuda::cumsum(out, x, outer, length, inner) : cpu::cumsum(out, x, outer, length, inner);
 }
 void prod_others(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError,
-              "prod: the backward has no CUDA kernel yet (move the tensor to the CPU)");
-  cpu::prod_others(out, x, outer, reduced, inner);
+  x.device().is_cuda() ? cuda::prod_others(out, x, outer, reduced, inner)
+                       : cpu::prod_others(out, x, outer, reduced, inner);
 }
 void grad_coeff(GradCoeff kind, Tensor& out, const Tensor& a, const Tensor& b, double p) {
   out.device().is_cuda() ? cuda::grad_coeff(kind, out, a, b, p) : cpu::grad_coeff(kind, out, a, b, p);

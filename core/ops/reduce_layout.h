@@ -32,8 +32,7 @@ void check_nonempty(const Tensor& x, const ReducedShape& r, const Dims& dims, co
 void check_backend(const Tensor& x, const char* op);
 
 // The backend seam: each kernel runs on its input's device (core/cpu/reduce.h
-// and cuda/reduce.h have the same signatures). norm and prod_others have no
-// CUDA kernel yet and say so.
+// and cuda/reduce.h have the same signatures).
 namespace kernel {
 void reduce(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
 void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner, double correction,
