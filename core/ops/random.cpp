@@ -220,12 +220,13 @@ Tensor randperm(int64_t n, DType dtype, Device device, OptGenerator gen) {
   EMBER_CHECK(!is_floating(dtype) || n <= (int64_t{1} << (dtype == DType::Float64 ? 53 : dtype == DType::Float32
                                                           ? 24 : dtype == DType::Float16 ? 11 : 8)),
               Error, "randperm: n=", n, " is too large for dtype ", dtype_name(dtype));
-  Tensor t = empty({n}, dtype, device);
-  EMBER_CHECK(device.is_cpu(), NotImplementedError, "randperm: only the CPU is supported in this build");
+  // The shuffle is sequential: on a GPU it runs on the host from the
+  // device's generator and the permutation is copied over.
+  Tensor t = empty({n}, dtype, kCPU);
   Generator g = pick_generator(gen, device, "randperm");
   if (n > 1) cpu::randperm(t, g.reserve(static_cast<uint64_t>(n) / 2));
   else if (n == 1) t.fill_(0);
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
 Tensor rand_like(const Tensor& t, std::optional<DType> dtype, OptGenerator gen) {
@@ -306,7 +307,9 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, O
   EMBER_CHECK(cats > 0, Error, "multinomial: prob_dist has no categories");
   EMBER_CHECK(replacement || num_samples <= cats, Error, "multinomial: cannot sample num_samples=", num_samples,
               " > prob_dist.size(-1)=", cats, " samples without replacement");
+  // Sampled on the host (from the device's generator) and copied back.
   Tensor p = contiguous_float64(probs.dim() == 1 ? probs.unsqueeze(0) : probs);
+  if (!p.device().is_cpu()) p = p.cpu();
   const int64_t rows = p.size(0);
   for (int64_t r = 0; r < rows; ++r) {
     double total = 0;
@@ -323,11 +326,11 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, O
     EMBER_CHECK(replacement || positive >= num_samples, Error, "multinomial: invalid multinomial distribution ",
                 "(with replacement=False, not enough non-zero categories to sample) in row ", r);
   }
-  EMBER_CHECK(probs.device().is_cpu(), NotImplementedError, "multinomial: only the CPU is supported in this build");
   Generator g = pick_generator(gen, probs.device(), "multinomial");
-  Tensor out = empty({rows, num_samples}, DType::Int64, probs.device());
+  Tensor out = empty({rows, num_samples}, DType::Int64, kCPU);
   const int64_t draws = replacement ? rows * num_samples : rows * cats;
   cpu::multinomial(out, p, replacement, g.reserve(cpu::blocks_for(draws, 2)));
+  if (!probs.device().is_cpu()) out = out.to(probs.device());
   return probs.dim() == 1 ? out.squeeze(0) : out;
 }
 
