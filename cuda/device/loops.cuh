@@ -172,8 +172,9 @@ void launch(const TensorIterator& iter, F f) {
   bool negative = false;
   for (int t = 0; t < NT; ++t)
     for (int d = 0; d < g.ndim; ++d) negative = negative || iter.stride(t, d) < 0;
-  const bool small = !negative && n <= std::numeric_limits<uint32_t>::max() &&
-                     max_offset <= std::numeric_limits<uint32_t>::max();
+  // Below 2^31, a 32-bit index plus the grid stride (at most 2^24) cannot wrap.
+  const bool small = !negative && n <= std::numeric_limits<int32_t>::max() &&
+                     max_offset <= std::numeric_limits<int32_t>::max();
   if (small) {
     detail::strided_kernel<uint32_t><<<detail::blocks_for(n), kThreads, 0, stream>>>(g, static_cast<uint32_t>(n), op);
   } else {
