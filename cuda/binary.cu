@@ -1,7 +1,8 @@
 // CUDA kernels of the binary family, run by the elementwise launcher
 // (cuda/device/loops.cuh). Semantics follow core/cpu/binary.cpp: Python's
 // sign rules for floor division and remainder, NaN-propagating
-// maximum/minimum, bool + and * as or/and. where and masked_fill only move
+// maximum/minimum, bool + and * as or/and. Arithmetic also takes
+// float16/bfloat16 tensors directly, computing in float. where and masked_fill only move
 // values, so they run on every dtype as unsigned integers of its size.
 #include <ember/cuda/binary.h>
 
@@ -10,6 +11,7 @@
 #include <type_traits>
 
 #include <ember/core/error.h>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/device/math.cuh>
 #include <ember/cuda/unary.h>
@@ -95,58 +97,71 @@ __device__ inline T minimum_of(T a, T b) {
   return a < b ? a : b;
 }
 
-template <class T>
+// Half types are stored as S and computed in float: f takes and returns T.
+template <class S, class F>
+struct Widened2 {
+  F f;
+  __device__ S operator()(S a, S b) const { return convert<S>(f(widen(a), widen(b))); }
+};
+
+template <class S, class T, class F>
+void launch2_as(const TensorIterator& it, F f) {
+  if constexpr (std::is_same_v<S, T>) launch<T, T, T>(it, f);
+  else launch<S, S, S>(it, Widened2<S, F>{f});
+}
+
+template <class T, class S = T>
 void arithmetic(BinaryOp op, const TensorIterator& it, const Scalar& alpha) {
   switch (op) {
     case BinaryOp::Add: {
       const T s = alpha.to<T>();
-      if (s == T(1)) return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a + b); });
-      return launch<T, T, T>(it, [s] __device__(T a, T b) { return static_cast<T>(a + s * b); });
+      if (s == T(1)) return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a + b); });
+      return launch2_as<S, T>(it, [s] __device__(T a, T b) { return static_cast<T>(a + s * b); });
     }
     case BinaryOp::Sub: {
       const T s = alpha.to<T>();
-      if (s == T(1)) return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a - b); });
-      return launch<T, T, T>(it, [s] __device__(T a, T b) { return static_cast<T>(a - s * b); });
+      if (s == T(1)) return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a - b); });
+      return launch2_as<S, T>(it, [s] __device__(T a, T b) { return static_cast<T>(a - s * b); });
     }
-    case BinaryOp::Mul: return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a * b); });
+    case BinaryOp::Mul: return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a * b); });
     case BinaryOp::Div:
       if constexpr (std::is_floating_point_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a / b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a / b); });
       }
       break;
     case BinaryOp::DivTrunc:
       if constexpr (std::is_floating_point_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return dmath::trunc(a / b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return dmath::trunc(a / b); });
       } else {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return div_trunc_int(a, b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return div_trunc_int(a, b); });
       }
     case BinaryOp::DivFloor:
       if constexpr (std::is_floating_point_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return floor_div_float(a, b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return floor_div_float(a, b); });
       } else {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return div_floor_int(a, b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return div_floor_int(a, b); });
       }
     case BinaryOp::Remainder:
       if constexpr (std::is_floating_point_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return remainder_float(a, b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return remainder_float(a, b); });
       } else {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return remainder_int(a, b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return remainder_int(a, b); });
       }
-    case BinaryOp::Maximum: return launch<T, T, T>(it, [] __device__(T a, T b) { return maximum_of(a, b); });
-    case BinaryOp::Minimum: return launch<T, T, T>(it, [] __device__(T a, T b) { return minimum_of(a, b); });
+    case BinaryOp::Maximum: return launch2_as<S, T>(it, [] __device__(T a, T b) { return maximum_of(a, b); });
+    case BinaryOp::Minimum: return launch2_as<S, T>(it, [] __device__(T a, T b) { return minimum_of(a, b); });
     case BinaryOp::BitwiseAnd:
       if constexpr (std::is_integral_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a & b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a & b); });
       }
       break;
     case BinaryOp::BitwiseOr:
       if constexpr (std::is_integral_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a | b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a | b); });
       }
       break;
     case BinaryOp::BitwiseXor:
       if constexpr (std::is_integral_v<T>) {
-        return launch<T, T, T>(it, [] __device__(T a, T b) { return static_cast<T>(a ^ b); });
+        return launch2_as<S, T>(it, [] __device__(T a, T b) { return static_cast<T>(a ^ b); });
       }
       break;
     default: break;
@@ -258,6 +273,8 @@ void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Sc
   const Tensor x = on_device_of(a, out), y = on_device_of(b, out);
   TensorIterator it({out, x, y});
   if (it.numel() == 0) return;
+  if (!is_bool_result(op) && a.dtype() == DType::Float16) return arithmetic<float, __half>(op, it, alpha);
+  if (!is_bool_result(op) && a.dtype() == DType::BFloat16) return arithmetic<float, __nv_bfloat16>(op, it, alpha);
   dispatch_math(a.dtype(), "binary", [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, it, alpha); });
 }
 

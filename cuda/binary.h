@@ -1,5 +1,6 @@
 // CUDA kernels of the binary family (cuda/binary.cu), with the signatures of
-// core/cpu/binary.h. Differences from the CPU: an integer division or
+// core/cpu/binary.h; binary() also takes float16/bfloat16 operands for the
+// arithmetic ops (computing in float). Differences from the CPU: an integer division or
 // remainder by zero gives 0 instead of raising (the GPU cannot raise without
 // a synchronization; PyTorch's CUDA kernels give an unspecified value too).
 #pragma once

@@ -1,5 +1,6 @@
 // CUDA kernels of the unary family: one device functor per op, run by the
-// elementwise launcher (cuda/device/loops.cuh). Semantics follow
+// elementwise launcher (cuda/device/loops.cuh). The plain unary ops also take
+// float16/bfloat16 tensors directly, computing in float. Semantics follow
 // core/cpu/unary.cpp (NaN handling, rounding half to even, integer pow).
 #include <ember/cuda/unary.h>
 
@@ -9,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/copy.h>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/device/math.cuh>
 
@@ -19,53 +21,66 @@ namespace {
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kSqrtHalf = 0.70710678118654752440;
 
-template <class T>
+// Half types are stored as S and computed in float: f takes and returns T.
+template <class S, class F>
+struct Widened {
+  F f;
+  __device__ S operator()(S x) const { return convert<S>(f(widen(x))); }
+};
+
+template <class S, class T, class F>
+void launch_as(const TensorIterator& it, F f) {
+  if constexpr (std::is_same_v<S, T>) launch<T, T>(it, f);
+  else launch<S, S>(it, Widened<S, F>{f});
+}
+
+template <class T, class S = T>
 bool common_op(UnaryOp op, const TensorIterator& it) {
   switch (op) {
-    case UnaryOp::Neg: launch<T, T>(it, [] __device__(T x) { return static_cast<T>(-x); }); return true;
+    case UnaryOp::Neg: launch_as<S, T>(it, [] __device__(T x) { return static_cast<T>(-x); }); return true;
     case UnaryOp::Abs:
-      if constexpr (std::is_unsigned_v<T>) launch<T, T>(it, [] __device__(T x) { return x; });
-      else launch<T, T>(it, [] __device__(T x) { return static_cast<T>(x < T(0) ? -x : x); });
+      if constexpr (std::is_unsigned_v<T>) launch_as<S, T>(it, [] __device__(T x) { return x; });
+      else launch_as<S, T>(it, [] __device__(T x) { return static_cast<T>(x < T(0) ? -x : x); });
       return true;
     case UnaryOp::Sign:
-      launch<T, T>(it, [] __device__(T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
+      launch_as<S, T>(it, [] __device__(T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
       return true;
-    case UnaryOp::Square: launch<T, T>(it, [] __device__(T x) { return static_cast<T>(x * x); }); return true;
+    case UnaryOp::Square: launch_as<S, T>(it, [] __device__(T x) { return static_cast<T>(x * x); }); return true;
     case UnaryOp::Relu:
-      launch<T, T>(it, [] __device__(T x) { return x > T(0) || dmath::is_nan(x) ? x : T(0); });
+      launch_as<S, T>(it, [] __device__(T x) { return x > T(0) || dmath::is_nan(x) ? x : T(0); });
       return true;
     default: return false;
   }
 }
 
-template <class T>
+template <class T, class S = T>
 void floating_op(UnaryOp op, const TensorIterator& it) {
-  if (common_op<T>(op, it)) return;
+  if (common_op<T, S>(op, it)) return;
   using namespace dmath;
   switch (op) {
-    case UnaryOp::Floor: return launch<T, T>(it, [] __device__(T x) { return dmath::floor(x); });
-    case UnaryOp::Ceil: return launch<T, T>(it, [] __device__(T x) { return dmath::ceil(x); });
-    case UnaryOp::Round: return launch<T, T>(it, [] __device__(T x) { return dmath::rint(x); });
-    case UnaryOp::Exp: return launch<T, T>(it, [] __device__(T x) { return dmath::exp(x); });
-    case UnaryOp::Log: return launch<T, T>(it, [] __device__(T x) { return dmath::log(x); });
-    case UnaryOp::Log1p: return launch<T, T>(it, [] __device__(T x) { return dmath::log1p(x); });
-    case UnaryOp::Expm1: return launch<T, T>(it, [] __device__(T x) { return dmath::expm1(x); });
-    case UnaryOp::Sqrt: return launch<T, T>(it, [] __device__(T x) { return dmath::sqrt(x); });
-    case UnaryOp::Rsqrt: return launch<T, T>(it, [] __device__(T x) { return T(1) / dmath::sqrt(x); });
-    case UnaryOp::Sin: return launch<T, T>(it, [] __device__(T x) { return dmath::sin(x); });
-    case UnaryOp::Cos: return launch<T, T>(it, [] __device__(T x) { return dmath::cos(x); });
-    case UnaryOp::Tanh: return launch<T, T>(it, [] __device__(T x) { return dmath::tanh(x); });
-    case UnaryOp::Sigmoid: return launch<T, T>(it, [] __device__(T x) { return T(1) / (T(1) + dmath::exp(-x)); });
-    case UnaryOp::Reciprocal: return launch<T, T>(it, [] __device__(T x) { return T(1) / x; });
-    case UnaryOp::Erf: return launch<T, T>(it, [] __device__(T x) { return dmath::erf(x); });
+    case UnaryOp::Floor: return launch_as<S, T>(it, [] __device__(T x) { return dmath::floor(x); });
+    case UnaryOp::Ceil: return launch_as<S, T>(it, [] __device__(T x) { return dmath::ceil(x); });
+    case UnaryOp::Round: return launch_as<S, T>(it, [] __device__(T x) { return dmath::rint(x); });
+    case UnaryOp::Exp: return launch_as<S, T>(it, [] __device__(T x) { return dmath::exp(x); });
+    case UnaryOp::Log: return launch_as<S, T>(it, [] __device__(T x) { return dmath::log(x); });
+    case UnaryOp::Log1p: return launch_as<S, T>(it, [] __device__(T x) { return dmath::log1p(x); });
+    case UnaryOp::Expm1: return launch_as<S, T>(it, [] __device__(T x) { return dmath::expm1(x); });
+    case UnaryOp::Sqrt: return launch_as<S, T>(it, [] __device__(T x) { return dmath::sqrt(x); });
+    case UnaryOp::Rsqrt: return launch_as<S, T>(it, [] __device__(T x) { return T(1) / dmath::sqrt(x); });
+    case UnaryOp::Sin: return launch_as<S, T>(it, [] __device__(T x) { return dmath::sin(x); });
+    case UnaryOp::Cos: return launch_as<S, T>(it, [] __device__(T x) { return dmath::cos(x); });
+    case UnaryOp::Tanh: return launch_as<S, T>(it, [] __device__(T x) { return dmath::tanh(x); });
+    case UnaryOp::Sigmoid: return launch_as<S, T>(it, [] __device__(T x) { return T(1) / (T(1) + dmath::exp(-x)); });
+    case UnaryOp::Reciprocal: return launch_as<S, T>(it, [] __device__(T x) { return T(1) / x; });
+    case UnaryOp::Erf: return launch_as<S, T>(it, [] __device__(T x) { return dmath::erf(x); });
     case UnaryOp::GeluErf:
-      return launch<T, T>(it, [] __device__(T x) { return T(0.5) * x * (T(1) + dmath::erf(x * T(kSqrtHalf))); });
+      return launch_as<S, T>(it, [] __device__(T x) { return T(0.5) * x * (T(1) + dmath::erf(x * T(kSqrtHalf))); });
     case UnaryOp::GeluTanh:
-      return launch<T, T>(it, [] __device__(T x) {
+      return launch_as<S, T>(it, [] __device__(T x) {
         const T inner = T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x);
         return T(0.5) * x * (T(1) + dmath::tanh(inner));
       });
-    case UnaryOp::Silu: return launch<T, T>(it, [] __device__(T x) { return x / (T(1) + dmath::exp(-x)); });
+    case UnaryOp::Silu: return launch_as<S, T>(it, [] __device__(T x) { return x / (T(1) + dmath::exp(-x)); });
     default: break;
   }
   throw Error("unary: unsupported op for floating dtypes");
@@ -255,6 +270,8 @@ void unary(UnaryOp op, Tensor& out, const Tensor& in) {
   DeviceGuard guard(out.device().index);
   const Tensor x = on_device_of(in, out);
   TensorIterator it({out, x});
+  if (out.dtype() == DType::Float16) return floating_op<float, __half>(op, it);
+  if (out.dtype() == DType::BFloat16) return floating_op<float, __nv_bfloat16>(op, it);
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "unary", unary_typed<T>(op, it));
 }
 

@@ -1,6 +1,7 @@
 // CUDA kernels of the unary family (cuda/unary.cu), with the signatures of
 // core/cpu/unary.h: the front-end has chosen the dtypes (half types arrive as
-// float32) and `out` may alias `in`. No CUDA headers here, so the front-ends
+// float32, except for unary(), which computes them in float itself) and `out`
+// may alias `in`. No CUDA headers here, so the front-ends
 // include it in every build (cuda/no_cuda_elementwise.cpp stands in without CUDA).
 #pragma once
 #include <optional>

@@ -63,8 +63,9 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   check_backend(name, dev);
   // The casts feed the kernel only; the op's own node covers the inputs.
   autograd::NoGradGuard no_grad;
-  const DType compute = is_half(dtype) ? DType::Float32 : dtype;
   const bool to_bool = is_bool_result(op);
+  // CUDA's arithmetic kernels compute half types in float themselves.
+  const DType compute = is_half(dtype) && !(dev.is_cuda() && !to_bool) ? DType::Float32 : dtype;
   Tensor out = empty(shape, to_bool ? DType::Bool : compute, dev);
   kernel::binary(op, out, a.to(compute), b.to(compute), alpha);
   return to_bool || compute == dtype ? out : out.to(dtype);

@@ -100,11 +100,12 @@ DType result_dtype(const Spec& s, DType t) {
 }
 
 // Runs kernel(out, in) with x cast to the compute dtype (float32 for the
-// half types on the CPU) and returns the result, of x's shape, in `dtype`.
+// half types, unless `gpu_half` says the CUDA kernel computes them in float
+// itself) and returns the result, of x's shape, in `dtype`.
 template <class Kernel>
-Tensor compute(const Tensor& x, DType dtype, Kernel kernel) {
+Tensor compute(const Tensor& x, DType dtype, Kernel kernel, bool gpu_half = false) {
   autograd::NoGradGuard no_grad;  // the casts are not part of the graph
-  const DType work = is_half(dtype) ? DType::Float32 : dtype;
+  const DType work = is_half(dtype) && !(gpu_half && x.device().is_cuda()) ? DType::Float32 : dtype;
   Tensor out = empty(x.shape(), work, x.device());
   kernel(out, x.to(work));
   return work == dtype ? out : out.to(dtype);
@@ -119,7 +120,7 @@ void record(const Spec& s, const Tensor& x, const Tensor& out) {
 Tensor run(const Spec& s, const Tensor& x) {
   check_input(s.name, x);
   const DType dt = result_dtype(s, x.dtype());
-  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { kernel::unary(s.op, o, in); });
+  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { kernel::unary(s.op, o, in); }, /*gpu_half=*/true);
   record(s, x, out);
   return out;
 }
@@ -310,7 +311,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   EMBER_CHECK(is_floating(x.dtype()), Error, "gelu: expected a floating point tensor, got ", dtype_name(x.dtype()));
   const bool use_tanh = approximate == "tanh";
   const UnaryOp op = use_tanh ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
-  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { kernel::unary(op, o, in); });
+  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { kernel::unary(op, o, in); }, true);
   if (autograd::any_requires_grad({x})) {
     autograd::record("GeluBackward0", {x}, {out}, {x}, functions::gelu_backward(use_tanh));
   }
