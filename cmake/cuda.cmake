@@ -103,7 +103,7 @@ add_library(ember_cuda OBJECT ${EMBER_CUDA_SOURCES})
 target_include_directories(ember_cuda PRIVATE ${EMBER_INCLUDE_ROOT})
 target_compile_options(ember_cuda PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -O3>
-  $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr>)
+  $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr --extended-lambda>)
 set_target_properties(ember_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # cudart statically: libember then needs no libcudart.so at import time.
 # cuBLAS/cuBLASLt (and cuDNN) are shared; RPATHs point at the toolkit.

@@ -1,7 +1,12 @@
 // Copies between the CPU and CUDA devices (CUDA build): staged_copy's logic
 // with cudaMemcpyAsync on the current streams. Like PyTorch's non_blocking=False,
 // each copy waits for its stream, so host buffers may be freed right after.
+// Copies within one GPU, and the cast/layout part of CPU<->GPU copies, run the
+// device kernel of cuda/copy.cu.
+#include <ember/core/cpu/copy.h>
+#include <ember/core/ops/factory.h>
 #include <ember/core/tensor.h>
+#include <ember/cuda/copy.h>
 #include <ember/cuda/context.h>
 #include <ember/cuda/cuda_api.h>
 #include <ember/cuda/error.h>
@@ -36,6 +41,12 @@ class RuntimeMemcpy : public MemcpyBackend {
   int dst_, src_;
 };
 
+// Whether a CPU<->CUDA copy is more than one memcpy (a cast, a broadcast or a
+// layout to rearrange): then the device kernel does that part.
+bool needs_kernel(const Tensor& dst, const Tensor& src) {
+  return dst.dtype() != src.dtype() || dst.shape() != src.shape() || !dst.is_contiguous() || !src.is_contiguous();
+}
+
 }  // namespace
 
 void copy(Tensor& dst, const Tensor& src) {
@@ -44,6 +55,22 @@ void copy(Tensor& dst, const Tensor& src) {
   Registry::get().device(d);
   Registry::get().device(s);
   RuntimeMemcpy mem(d, s);
+  if (dst.device().is_cuda() && dst.device() == src.device()) return copy_on_device(dst, src);
+  if (dst.device().is_cuda() && src.device().is_cpu() && needs_kernel(dst, src)) {
+    // Bytes over as they are (one memcpy of src's elements), then cast and lay out on the GPU.
+    const Tensor host = src.detach().contiguous();
+    Tensor staged = empty(host.shape(), host.dtype(), dst.device());
+    staged_copy(staged, host, mem);
+    return copy_on_device(dst, staged);
+  }
+  if (dst.device().is_cpu() && src.device().is_cuda() && needs_kernel(dst, src)) {
+    Tensor packed = empty(dst.shape(), dst.dtype(), src.device());
+    copy_on_device(packed, src);
+    if (dst.is_contiguous()) return staged_copy(dst, packed, mem);
+    Tensor host = empty(dst.shape(), dst.dtype(), dst.device());
+    staged_copy(host, packed, mem);
+    return cpu::copy(dst, host);
+  }
   staged_copy(dst, src, mem);
 }
 

@@ -10,6 +10,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/binary_detail.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/binary.h>
 
 namespace ember {
 
@@ -21,27 +22,58 @@ void check_defined(const char* op, const std::vector<Tensor>& inputs) {
   for (const auto& t : inputs) EMBER_CHECK(t.defined(), ValueError, op, ": got an undefined tensor");
 }
 
-void check_cpu(const char* op, Device dev) {
-  EMBER_CHECK(dev.is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+void check_backend(const char* op, Device dev) {
+  EMBER_CHECK(dev.is_cpu() || dev.is_cuda(), NotImplementedError, op, ": no kernel for device ", dev.str());
 }
+
+namespace kernel {
+namespace {
+// A CPU kernel's operand on the CPU (a 0-d CUDA tensor may join CPU tensors).
+Tensor host(const Tensor& t) { return t.defined() && !t.device().is_cpu() ? t.cpu() : t; }
+}  // namespace
+
+void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (out.device().is_cuda()) return cuda::binary(op, out, a, b, alpha);
+  cpu::binary(op, out, host(a), host(b), alpha);
+}
+void logical_not(Tensor& out, const Tensor& a) {
+  out.device().is_cuda() ? cuda::logical_not(out, a) : cpu::logical_not(out, a);
+}
+void bitwise_not(Tensor& out, const Tensor& a) {
+  out.device().is_cuda() ? cuda::bitwise_not(out, a) : cpu::bitwise_not(out, a);
+}
+void where(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (out.device().is_cuda()) return cuda::where(out, cond, a, b);
+  cpu::where(out, host(cond), host(a), host(b));
+}
+void lerp(Tensor& out, const Tensor& start, const Tensor& end, const Tensor& weight) {
+  if (out.device().is_cuda()) return cuda::lerp(out, start, end, weight);
+  cpu::lerp(out, host(start), host(end), host(weight));
+}
+void masked_fill(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value) {
+  if (out.device().is_cuda()) return cuda::masked_fill(out, self, mask, value);
+  cpu::masked_fill(out, host(self), host(mask), value);
+}
+}  // namespace kernel
 
 Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, DType dtype,
                   const Scalar& alpha) {
   const Device dev = common_device(name, {a, b});
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  check_cpu(name, dev);
+  check_backend(name, dev);
   // The casts feed the kernel only; the op's own node covers the inputs.
   autograd::NoGradGuard no_grad;
-  const DType compute = is_half(dtype) ? DType::Float32 : dtype;
   const bool to_bool = is_bool_result(op);
+  // CUDA's arithmetic kernels compute half types in float themselves.
+  const DType compute = is_half(dtype) && !(dev.is_cuda() && !to_bool) ? DType::Float32 : dtype;
   Tensor out = empty(shape, to_bool ? DType::Bool : compute, dev);
-  cpu::binary(op, out, a.to(compute), b.to(compute), alpha);
+  kernel::binary(op, out, a.to(compute), b.to(compute), alpha);
   return to_bool || compute == dtype ? out : out.to(dtype);
 }
 
 void run_binary_into(BinaryOp op, Tensor& self, const Tensor& other, const Scalar& alpha) {
   autograd::NoGradGuard no_grad;
-  cpu::binary(op, self, self, other.to(self.dtype()), alpha);
+  kernel::binary(op, self, self, other.to(self.dtype()), alpha);
 }
 
 DType add_type(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -207,10 +239,10 @@ Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return bitwise(BinaryOp::
 
 Tensor logical_not(const Tensor& a) {
   check_defined("logical_not", {a});
-  check_cpu("logical_not", a.device());
+  check_backend("logical_not", a.device());
   autograd::NoGradGuard no_grad;
   Tensor out = empty(a.shape(), DType::Bool, a.device());
-  cpu::logical_not(out, is_half(a.dtype()) ? a.to(DType::Float32) : a);
+  kernel::logical_not(out, is_half(a.dtype()) ? a.to(DType::Float32) : a);
   return out;
 }
 
@@ -218,9 +250,9 @@ Tensor bitwise_not(const Tensor& a) {
   check_defined("bitwise_not", {a});
   EMBER_CHECK(is_integral(a.dtype(), /*include_bool=*/true), Error, "bitwise_not: not implemented for ",
               dtype_name(a.dtype()), " tensors (only integer and bool)");
-  check_cpu("bitwise_not", a.device());
+  check_backend("bitwise_not", a.device());
   Tensor out = empty(a.shape(), a.dtype(), a.device());
-  cpu::bitwise_not(out, a);
+  kernel::bitwise_not(out, a);
   return out;
 }
 

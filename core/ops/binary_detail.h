@@ -12,7 +12,19 @@
 namespace ember::binary_detail {
 
 void check_defined(const char* op, const std::vector<Tensor>& inputs);
-void check_cpu(const char* op, Device dev);
+// The backends with kernels for this family: the CPU and CUDA.
+void check_backend(const char* op, Device dev);
+
+// The backend seam: each kernel runs on its output's device (CPU 0-d
+// operands, such as wrapped Python numbers, may accompany CUDA outputs).
+namespace kernel {
+void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha);
+void logical_not(Tensor& out, const Tensor& a);
+void bitwise_not(Tensor& out, const Tensor& a);
+void where(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void lerp(Tensor& out, const Tensor& start, const Tensor& end, const Tensor& weight);
+void masked_fill(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value);
+}  // namespace kernel
 
 // op(a, b) computed in `dtype` (half types in float32) into a fresh tensor:
 // `dtype`, or bool for comparisons and logical ops.

@@ -53,20 +53,21 @@ bool can_read_while_writing(const Tensor& self, const Tensor& input) {
 }
 
 // Checks common to every in-place op, then whether the fast path applies:
-// no autograd, result dtype == self's, broadcast shape == self's, CPU, and
+// no autograd, result dtype == self's, broadcast shape == self's, and
 // inputs that can be read while self is written. `math`: the kernel
 // computes (half types then need the float32 slow path).
 bool writes_directly(const char* op, const Tensor& self, const std::vector<Tensor>& inputs, DType result,
                      bool math = true) {
   check_no_internal_overlap(self, op);
   autograd::check_inplace(self, op);
-  if (result != self.dtype() || (math && is_half(result)) || !self.device().is_cpu()) return false;
+  if (result != self.dtype() || (math && is_half(result))) return false;
   std::vector<Tensor> all = inputs;
   all.push_back(self);
   if (autograd::any_requires_grad(all)) return false;
   for (const auto& in : inputs) {
     if (broadcast_shapes(self.shape(), in.shape(), op) != self.shape()) return false;
-    if (!in.device().is_cpu() && !in.impl()->wrapped_number) return false;
+    // The kernels move a CPU wrapped number to self's device, nothing else.
+    if (in.device() != self.device() && !(in.impl()->wrapped_number && in.device().is_cpu())) return false;
     if (!can_read_while_writing(self, in)) return false;
   }
   return true;
@@ -154,7 +155,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
               "masked_fill_: mask of shape ", ember::shape_str(mask.shape()), " cannot be broadcast to the shape ",
               ember::shape_str(shape()), " of the tensor being filled");
   if (writes_directly("masked_fill_", *this, {mask, value}, dtype(), /*math=*/false)) {
-    cpu::masked_fill(*this, *this, mask, v);
+    kernel::masked_fill(*this, *this, mask, v);
     return finish_direct(*this);
   }
   return assign_result(*this, ember::masked_fill(*this, mask, value), "masked_fill_");
@@ -163,7 +164,7 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
 Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) {
   if (writes_directly("lerp_", *this, {end, weight}, lerp_type("lerp_", *this, end, weight))) {
     autograd::NoGradGuard no_grad;
-    cpu::lerp(*this, *this, end, weight.to(dtype()));
+    kernel::lerp(*this, *this, end, weight.to(dtype()));
     return finish_direct(*this);
   }
   return assign_result(*this, ember::lerp(original(*this, {end, weight}), end, weight), "lerp_");

@@ -45,13 +45,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
               "where: expected condition to be a boolean tensor, but got a tensor with dtype ",
               dtype_name(cond.dtype()));
   const Device dev = common_device("where", {cond, a, b});
-  check_cpu("where", dev);
+  check_backend("where", dev);
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const DType dt = result_type(a, b);
   Tensor out = empty(shape, dt, dev);
   {
     autograd::NoGradGuard no_grad;
-    cpu::where(out, cond, a.to(dt), b.to(dt));
+    kernel::where(out, cond, a.to(dt), b.to(dt));
   }
   if (autograd::any_requires_grad({a, b})) {
     autograd::record("WhereBackward0", {a, b}, {out}, {cond}, functions::where_backward());
@@ -62,7 +62,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
   const DType dt = lerp_type("lerp", start, end, weight);
   const Device dev = common_device("lerp", {start, end, weight});
-  check_cpu("lerp", dev);
+  check_backend("lerp", dev);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(start.shape(), end.shape(), "lerp"), weight.shape(), "lerp");
   Tensor out;
@@ -70,7 +70,7 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
     autograd::NoGradGuard no_grad;
     const DType compute = is_half(dt) ? DType::Float32 : dt;
     out = empty(shape, compute, dev);
-    cpu::lerp(out, start.to(compute), end.to(compute), weight.to(compute));
+    kernel::lerp(out, start.to(compute), end.to(compute), weight.to(compute));
     if (compute != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({start, end, weight})) {
@@ -83,9 +83,9 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
   const Scalar v = masked_fill_value("masked_fill", a, mask, value);
   const Device dev = common_device("masked_fill", {a, mask});
-  check_cpu("masked_fill", dev);
+  check_backend("masked_fill", dev);
   Tensor out = empty(broadcast_shapes(a.shape(), mask.shape(), "masked_fill"), a.dtype(), dev);
-  cpu::masked_fill(out, a, mask, v);
+  kernel::masked_fill(out, a, mask, v);
   if (autograd::any_requires_grad({a, value})) {
     autograd::record(value.impl()->wrapped_number ? "MaskedFillBackward0" : "MaskedFillBackward1", {a, value},
                      {out}, {mask}, functions::masked_fill_backward());

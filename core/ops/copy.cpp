@@ -8,6 +8,7 @@
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/factory.h>
 #include <ember/core/error.h>
+#include <ember/cuda/copy.h>
 #include <ember/cuda/cuda_api.h>
 
 namespace ember {
@@ -84,8 +85,8 @@ Tensor& assign_inplace(Tensor& self, const Tensor& result) {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_inplace(*this, "fill_");
-  EMBER_CHECK(device().is_cpu(), NotImplementedError, "fill_: only the CPU is supported in this build");
-  cpu::fill(*this, value);
+  if (device().is_cuda()) cuda::fill(*this, value);
+  else cpu::fill(*this, value);
   bump_version();
   autograd::rebase_history(*this, Tensor());  // a constant now
   return *this;

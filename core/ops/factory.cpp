@@ -64,22 +64,21 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   EMBER_CHECK(size < 9.2e18, Error, "arange: invalid size, possible overflow (start ", s, ", end ", e, ", step ",
               st, ")");
   const int64_t n = static_cast<int64_t>(size);
-  EMBER_CHECK(device.is_cpu(), NotImplementedError, "arange: only the CPU is supported in this build");
-  Tensor t = empty({n}, dt, device);
+  // Other devices get the CPU's values copied over (one small transfer).
+  Tensor t = empty({n}, dt, kCPU);
   if (exact) {
     cpu::arange_int(t, start.to_int(), step.to_int());  // exact beyond 2^53
   } else {
     cpu::arange(t, s, st);
   }
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
 Tensor linspace(double start, double end, int64_t steps, std::optional<DType> dtype, Device device) {
   EMBER_CHECK(steps >= 0, Error, "linspace: number of steps must be non-negative, got ", steps);
-  EMBER_CHECK(device.is_cpu(), NotImplementedError, "linspace: only the CPU is supported in this build");
-  Tensor t = empty({steps}, dtype.value_or(default_float_dtype()), device);
+  Tensor t = empty({steps}, dtype.value_or(default_float_dtype()), kCPU);
   cpu::linspace(t, start, end);
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {

@@ -15,6 +15,8 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/copy.h>
+#include <ember/cuda/random.h>
 
 namespace ember {
 
@@ -37,7 +39,8 @@ void check_floating(DType dtype, const char* op) {
 template <class Kernel>
 Tensor& fill_random(Tensor& self, const char* op, const OptGenerator& gen, uint64_t blocks, Kernel kernel) {
   autograd::check_inplace(self, op);
-  EMBER_CHECK(self.device().is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  EMBER_CHECK(self.device().is_cpu() || self.device().is_cuda(), NotImplementedError, op,
+              ": no kernel for device ", self.device().str());
   for (int64_t d = 0; d < self.dim(); ++d) {
     EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, op, ": unsupported operation: more than one ",
                 "element of the written-to tensor (shape ", self.shape_str(), ") refers to a single memory location; ",
@@ -51,7 +54,8 @@ Tensor& fill_random(Tensor& self, const char* op, const OptGenerator& gen, uint6
     } else {
       Tensor buf = empty(self.shape(), self.dtype(), self.device());
       kernel(buf, s);
-      cpu::copy(self, buf);
+      if (self.device().is_cuda()) cuda::copy_on_device(self, buf);
+      else cpu::copy(self, buf);
     }
   }
   self.bump_version();
@@ -84,6 +88,28 @@ void check_int_range(const char* op, DType dtype, int64_t from, int64_t to) {
               dtype_name(dtype), " (values ", lo, " to ", hi, ")");
 }
 
+// The backend seam: each fill runs on its output's device.
+namespace kernel {
+void uniform(Tensor& o, double from, double to, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::uniform(o, from, to, s) : cpu::uniform(o, from, to, s);
+}
+void normal(Tensor& o, double mean, double std, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::normal(o, mean, std, s) : cpu::normal(o, mean, std, s);
+}
+void randint(Tensor& o, int64_t low, uint64_t range, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::randint(o, low, range, s) : cpu::randint(o, low, range, s);
+}
+void bernoulli(Tensor& o, const Tensor& p, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::bernoulli(o, p.to(o.device()), s) : cpu::bernoulli(o, p, s);
+}
+void bernoulli(Tensor& o, double p, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::bernoulli(o, p, s) : cpu::bernoulli(o, p, s);
+}
+void exponential(Tensor& o, double lambd, const PhiloxStream& s) {
+  o.device().is_cuda() ? cuda::exponential(o, lambd, s) : cpu::exponential(o, lambd, s);
+}
+}  // namespace kernel
+
 Tensor contiguous_float64(const Tensor& t) {
   NoGradGuard no_grad;
   return t.detach().to(DType::Float64).contiguous();
@@ -101,7 +127,7 @@ Tensor& uniform_(Tensor& self, double from, double to, OptGenerator gen) {
               from, " to=", to);
   const uint64_t blocks = cpu::blocks_for(self.numel(), cpu::uniform_words(self.dtype()));
   return fill_random(self, "uniform_", gen, blocks,
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::uniform(out, from, to, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::uniform(out, from, to, s); });
 }
 
 Tensor& normal_(Tensor& self, double mean, double std, OptGenerator gen) {
@@ -111,13 +137,13 @@ Tensor& normal_(Tensor& self, double mean, double std, OptGenerator gen) {
   const int64_t n = self.numel() + (self.numel() & 1);
   const uint64_t blocks = cpu::blocks_for(n, cpu::uniform_words(self.dtype()));
   return fill_random(self, "normal_", gen, blocks,
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::normal(out, mean, std, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::normal(out, mean, std, s); });
 }
 
 Tensor& bernoulli_(Tensor& self, double p, OptGenerator gen) {
   EMBER_CHECK(p >= 0.0 && p <= 1.0, Error, "bernoulli_: expects p to be in [0, 1], but got p=", p);
   return fill_random(self, "bernoulli_", gen, cpu::blocks_for(self.numel(), 1),
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::bernoulli(out, p, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::bernoulli(out, p, s); });
 }
 
 Tensor& bernoulli_(Tensor& self, const Tensor& p, OptGenerator gen) {
@@ -126,13 +152,14 @@ Tensor& bernoulli_(Tensor& self, const Tensor& p, OptGenerator gen) {
   EMBER_CHECK(shape == self.shape(), Error, "bernoulli_: p of shape ", shape_str(p.shape()),
               " cannot be broadcast to ", shape_str(self.shape()));
   Tensor prob = contiguous_float64(expand(p.detach(), self.shape()));
-  const double* pr = prob.data<double>();
+  const Tensor host = prob.device().is_cpu() ? prob : prob.cpu();  // the range check reads it here
+  const double* pr = host.data<double>();
   for (int64_t i = 0; i < prob.numel(); ++i) {
     EMBER_CHECK(pr[i] >= 0.0 && pr[i] <= 1.0, Error, "bernoulli_: expects all elements of p to be in [0, 1], got ",
                 pr[i]);
   }
   return fill_random(self, "bernoulli_", gen, cpu::blocks_for(self.numel(), 1),
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::bernoulli(out, prob, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::bernoulli(out, prob, s); });
 }
 
 Tensor& exponential_(Tensor& self, double lambd, OptGenerator gen) {
@@ -140,7 +167,7 @@ Tensor& exponential_(Tensor& self, double lambd, OptGenerator gen) {
   EMBER_CHECK(lambd > 0.0, Error, "exponential_: expects lambda > 0.0, but found lambda=", lambd);
   const uint64_t blocks = cpu::blocks_for(self.numel(), cpu::uniform_words(self.dtype()));
   return fill_random(self, "exponential_", gen, blocks,
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::exponential(out, lambd, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::exponential(out, lambd, s); });
 }
 
 Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, OptGenerator gen) {
@@ -157,7 +184,7 @@ Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, OptGenera
   }
   const int words = range == 0 ? 2 : cpu::randint_words(range);
   return fill_random(self, "random_", gen, cpu::blocks_for(self.numel(), words),
-                     [&](Tensor& out, const PhiloxStream& s) { cpu::randint(out, from, range, s); });
+                     [&](Tensor& out, const PhiloxStream& s) { kernel::randint(out, from, range, s); });
 }
 
 Tensor& Tensor::uniform_(double from, double to) { return ember::uniform_(*this, from, to); }
@@ -193,12 +220,13 @@ Tensor randperm(int64_t n, DType dtype, Device device, OptGenerator gen) {
   EMBER_CHECK(!is_floating(dtype) || n <= (int64_t{1} << (dtype == DType::Float64 ? 53 : dtype == DType::Float32
                                                           ? 24 : dtype == DType::Float16 ? 11 : 8)),
               Error, "randperm: n=", n, " is too large for dtype ", dtype_name(dtype));
-  Tensor t = empty({n}, dtype, device);
-  EMBER_CHECK(device.is_cpu(), NotImplementedError, "randperm: only the CPU is supported in this build");
+  // The shuffle is sequential: on a GPU it runs on the host from the
+  // device's generator and the permutation is copied over.
+  Tensor t = empty({n}, dtype, kCPU);
   Generator g = pick_generator(gen, device, "randperm");
   if (n > 1) cpu::randperm(t, g.reserve(static_cast<uint64_t>(n) / 2));
   else if (n == 1) t.fill_(0);
-  return t;
+  return device.is_cpu() ? t : t.to(device);
 }
 
 Tensor rand_like(const Tensor& t, std::optional<DType> dtype, OptGenerator gen) {
@@ -279,7 +307,9 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, O
   EMBER_CHECK(cats > 0, Error, "multinomial: prob_dist has no categories");
   EMBER_CHECK(replacement || num_samples <= cats, Error, "multinomial: cannot sample num_samples=", num_samples,
               " > prob_dist.size(-1)=", cats, " samples without replacement");
+  // Sampled on the host (from the device's generator) and copied back.
   Tensor p = contiguous_float64(probs.dim() == 1 ? probs.unsqueeze(0) : probs);
+  if (!p.device().is_cpu()) p = p.cpu();
   const int64_t rows = p.size(0);
   for (int64_t r = 0; r < rows; ++r) {
     double total = 0;
@@ -296,11 +326,11 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, O
     EMBER_CHECK(replacement || positive >= num_samples, Error, "multinomial: invalid multinomial distribution ",
                 "(with replacement=False, not enough non-zero categories to sample) in row ", r);
   }
-  EMBER_CHECK(probs.device().is_cpu(), NotImplementedError, "multinomial: only the CPU is supported in this build");
   Generator g = pick_generator(gen, probs.device(), "multinomial");
-  Tensor out = empty({rows, num_samples}, DType::Int64, probs.device());
+  Tensor out = empty({rows, num_samples}, DType::Int64, kCPU);
   const int64_t draws = replacement ? rows * num_samples : rows * cats;
   cpu::multinomial(out, p, replacement, g.reserve(cpu::blocks_for(draws, 2)));
+  if (!probs.device().is_cpu()) out = out.to(probs.device());
   return probs.dim() == 1 ? out.squeeze(0) : out;
 }
 

@@ -12,6 +12,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce_layout.h>
 #include <ember/core/ops/shape.h>
+#include <ember/cuda/reduce.h>
 
 namespace ember {
 
@@ -72,15 +73,48 @@ void check_nonempty(const Tensor& x, const ReducedShape& r, const Dims& dims, co
   }
 }
 
-void check_cpu(const Tensor& x, const char* op) {
+void check_backend(const Tensor& x, const char* op) {
   EMBER_CHECK(x.defined(), Error, op, ": expected a defined tensor");
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  EMBER_CHECK(x.device().is_cpu() || x.device().is_cuda(), NotImplementedError, op, ": no kernel for device ",
+              x.device().str());
 }
+
+namespace kernel {
+void reduce(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
+  x.device().is_cuda() ? cuda::reduce(op, out, x, outer, reduced, inner) : cpu::reduce(op, out, x, outer, reduced, inner);
+}
+void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner, double correction,
+         bool take_sqrt) {
+  x.device().is_cuda() ? cuda::var(out, x, outer, reduced, inner, correction, take_sqrt)
+                       : cpu::var(out, x, outer, reduced, inner, correction, take_sqrt);
+}
+void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced, int64_t inner) {
+  x.device().is_cuda() ? cuda::norm(out, x, p, outer, reduced, inner) : cpu::norm(out, x, p, outer, reduced, inner);
+}
+void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
+  x.device().is_cuda() ? cuda::logsumexp(out, x, outer, reduced, inner) : cpu::logsumexp(out, x, outer, reduced, inner);
+}
+void arg_reduce(bool is_max, Tensor& values, Tensor& indices, const Tensor& x, int64_t outer, int64_t reduced,
+                int64_t inner) {
+  x.device().is_cuda() ? cuda::arg_reduce(is_max, values, indices, x, outer, reduced, inner)
+                       : cpu::arg_reduce(is_max, values, indices, x, outer, reduced, inner);
+}
+void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t inner) {
+  x.device().is_cuda() ? cuda::cumsum(out, x, outer, length, inner) : cpu::cumsum(out, x, outer, length, inner);
+}
+void prod_others(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
+  x.device().is_cuda() ? cuda::prod_others(out, x, outer, reduced, inner)
+                       : cpu::prod_others(out, x, outer, reduced, inner);
+}
+void grad_coeff(GradCoeff kind, Tensor& out, const Tensor& a, const Tensor& b, double p) {
+  out.device().is_cuda() ? cuda::grad_coeff(kind, out, a, b, p) : cpu::grad_coeff(kind, out, a, b, p);
+}
+}  // namespace kernel
 
 Tensor grad_coeff(GradCoeff kind, const Tensor& a, const Tensor& b, double p) {
   const DType dt = compute_dtype(is_floating(a.dtype()) ? a.dtype() : b.dtype());
   Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), "grad_coeff"), dt, a.device());
-  cpu::grad_coeff(kind, out, a.detach().to(dt), b.detach().to(dt), p);
+  kernel::grad_coeff(kind, out, a.detach().to(dt), b.detach().to(dt), p);
   return out;
 }
 
@@ -88,7 +122,7 @@ Tensor prod_others(const Tensor& x, std::optional<int64_t> dim) {
   const ReducedShape r = reduced_shape(x, dim ? Dims{*dim} : Dims{}, true, "prod");
   Layout l = layout_for(x, r, compute_dtype(x.dtype()));
   Tensor out = empty(l.input.shape(), l.input.dtype(), x.device());
-  cpu::prod_others(out, l.input, l.outer, l.reduced, l.inner);
+  kernel::prod_others(out, l.input, l.outer, l.reduced, l.inner);
   return out;  // one reduced run: the layout is x's own shape
 }
 
@@ -103,7 +137,7 @@ namespace {
 template <class Kernel>
 Tensor run(const char* name, const Tensor& x, const ReducedShape& r, DType in_dtype, DType out_dtype,
            Kernel kernel) {
-  check_cpu(x, name);
+  check_backend(x, name);
   Layout l = layout_for(x, r, in_dtype);
   Tensor out = empty(r.out_shape, out_dtype, x.device());
   kernel(out, l.input, l.outer, l.reduced, l.inner);
@@ -114,7 +148,7 @@ Tensor run(const char* name, const Tensor& x, const ReducedShape& r, DType in_dt
 Tensor run_fold(ReduceOp op, const char* name, const Tensor& x, const ReducedShape& r, DType dtype) {
   const DType compute = compute_dtype(dtype);
   Tensor out = run(name, x, r, compute, compute, [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
-    cpu::reduce(op, o, in, a, b, c);
+    kernel::reduce(op, o, in, a, b, c);
   });
   return compute == dtype ? out : out.to(dtype);
 }
@@ -126,7 +160,7 @@ DType accumulate_dtype(const Tensor& x, std::optional<DType> dtype) {
 
 Tensor extreme(bool is_max, const Tensor& x, const Dims& dims, bool keepdim, const char* name,
                const char* node) {
-  check_cpu(x, name);
+  check_backend(x, name);
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
   check_nonempty(x, r, dims, name);
   Tensor out = run_fold(is_max ? ReduceOp::Max : ReduceOp::Min, name, x, r, x.dtype());
@@ -138,7 +172,7 @@ Tensor extreme(bool is_max, const Tensor& x, const Dims& dims, bool keepdim, con
 
 std::tuple<Tensor, Tensor> extreme_dim(bool is_max, const Tensor& x, int64_t dim, bool keepdim) {
   const char* name = is_max ? "max" : "min";
-  check_cpu(x, name);
+  check_backend(x, name);
   const int64_t d = wrap_dim(dim, x.dim(), name);
   const ReducedShape r = reduced_shape(x, {d}, keepdim, name);
   check_nonempty(x, r, {d}, name);
@@ -146,7 +180,7 @@ std::tuple<Tensor, Tensor> extreme_dim(bool is_max, const Tensor& x, int64_t dim
   Layout l = layout_for(x, r, compute);
   Tensor values = empty(r.out_shape, compute, x.device());
   Tensor indices = empty(r.out_shape, DType::Int64, x.device());
-  cpu::arg_reduce(is_max, values, indices, l.input, l.outer, l.reduced, l.inner);
+  kernel::arg_reduce(is_max, values, indices, l.input, l.outer, l.reduced, l.inner);
   if (compute != x.dtype()) values = values.to(x.dtype());
   if (is_floating(x.dtype()) && autograd::any_requires_grad({x})) {
     autograd::record(is_max ? "MaxBackward0" : "MinBackward0", {x}, {values}, {indices},
@@ -157,7 +191,7 @@ std::tuple<Tensor, Tensor> extreme_dim(bool is_max, const Tensor& x, int64_t dim
 
 Tensor arg_extreme(bool is_max, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   const char* name = is_max ? "argmax" : "argmin";
-  check_cpu(x, name);
+  check_backend(x, name);
   const Dims dims = dim ? Dims{wrap_dim(*dim, x.dim(), name)} : Dims{};
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
   check_nonempty(x, r, dims, name);
@@ -166,7 +200,7 @@ Tensor arg_extreme(bool is_max, const Tensor& x, std::optional<int64_t> dim, boo
   if (!dim) l = Layout{l.input, 1, x.numel(), 1};
   Tensor indices = empty(r.out_shape, DType::Int64, x.device());
   Tensor none;
-  cpu::arg_reduce(is_max, none, indices, l.input, l.outer, l.reduced, l.inner);
+  kernel::arg_reduce(is_max, none, indices, l.input, l.outer, l.reduced, l.inner);
   return indices;
 }
 
@@ -174,7 +208,7 @@ Tensor logical(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
   const char* name = op == ReduceOp::All ? "all" : "any";
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
   Tensor out = run(name, x, r, compute_dtype(x.dtype()), DType::Bool,
-                   [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) { cpu::reduce(op, o, in, a, b, c); });
+                   [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) { kernel::reduce(op, o, in, a, b, c); });
   // PyTorch keeps uint8 for uint8 inputs (a legacy of its byte masks).
   return x.dtype() == DType::UInt8 ? out.to(DType::UInt8) : out;
 }
@@ -231,14 +265,14 @@ Tensor any(const Tensor& x, const Dims& dims, bool keepdim) { return logical(Red
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   if (autocast::Scope ac{dtype ? nullptr : "cumsum", x}; ac) return cumsum(ac[0], dim, dtype);
-  check_cpu(x, "cumsum");
+  check_backend(x, "cumsum");
   const int64_t d = wrap_dim(dim, x.dim(), "cumsum");
   const DType dt = accumulate_dtype(x, dtype);
   const DType compute = compute_dtype(dt);
   const ReducedShape r = reduced_shape(x, x.dim() == 0 ? Dims{} : Dims{d}, true, "cumsum");
   Layout l = layout_for(x, r, compute);
   Tensor out = empty(x.shape(), compute, x.device());
-  cpu::cumsum(out, l.input, l.outer, l.reduced, l.inner);
+  kernel::cumsum(out, l.input, l.outer, l.reduced, l.inner);
   if (compute != dt) out = out.to(dt);
   if (is_floating(dt) && autograd::any_requires_grad({x})) {
     autograd::record("CumsumBackward0", {x}, {out}, {}, functions::cumsum_backward(x.dim() == 0 ? -1 : d));

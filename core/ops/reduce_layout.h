@@ -2,6 +2,7 @@
 // geometry of a reduction and the contiguous [outer, reduced, inner] layout
 // the CPU kernels consume.
 #pragma once
+#include <ember/core/cpu/reduce.h>
 #include <ember/core/tensor.h>
 
 namespace ember::reduce_detail {
@@ -27,8 +28,23 @@ Layout layout_for(const Tensor& x, const ReducedShape& r, DType dtype);
 // for reductions without an identity (max, min, argmax, inf-norm).
 void check_nonempty(const Tensor& x, const ReducedShape& r, const Dims& dims, const char* op);
 
-// CPU-only check shared by the front-ends until the CUDA kernels land.
-void check_cpu(const Tensor& x, const char* op);
+// A defined tensor on a device with reduction kernels (the CPU or CUDA).
+void check_backend(const Tensor& x, const char* op);
+
+// The backend seam: each kernel runs on its input's device (core/cpu/reduce.h
+// and cuda/reduce.h have the same signatures).
+namespace kernel {
+void reduce(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
+void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner, double correction,
+         bool take_sqrt);
+void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced, int64_t inner);
+void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
+void arg_reduce(bool is_max, Tensor& values, Tensor& indices, const Tensor& x, int64_t outer, int64_t reduced,
+                int64_t inner);
+void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t inner);
+void prod_others(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner);
+void grad_coeff(GradCoeff kind, Tensor& out, const Tensor& a, const Tensor& b, double p);
+}  // namespace kernel
 
 // dtype kernels compute in: float32 for the half types (storage only on the CPU).
 inline DType compute_dtype(DType t) { return is_half(t) ? DType::Float32 : t; }

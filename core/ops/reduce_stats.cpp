@@ -18,7 +18,7 @@ namespace {
 // Runs one of the float kernels: x laid out in its compute dtype, result cast back.
 template <class Kernel>
 Tensor run_float(const char* name, const Tensor& x, const ReducedShape& r, DType dtype, Kernel kernel) {
-  check_cpu(x, name);
+  check_backend(x, name);
   const DType compute = compute_dtype(dtype);
   Layout l = layout_for(x, r, compute);
   Tensor out = empty(r.out_shape, compute, x.device());
@@ -32,7 +32,7 @@ Tensor var_or_std(const Tensor& x, const Dims& dims, double correction, bool kee
               dtype_name(x.dtype()));
   const ReducedShape r = reduced_shape(x, dims, keepdim, name);
   Tensor out = run_float(name, x, r, x.dtype(), [&](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
-    cpu::var(o, in, a, b, c, correction, take_sqrt);
+    kernel::var(o, in, a, b, c, correction, take_sqrt);
   });
   if (autograd::any_requires_grad({x})) {
     const double denom = std::max(0.0, static_cast<double>(r.count) - correction);
@@ -68,7 +68,7 @@ Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim, std::opti
     }
   }
   Tensor out = run_float("norm", x, r, dt, [&](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
-    cpu::norm(o, in, p, a, b, c);
+    kernel::norm(o, in, p, a, b, c);
   });
   if (autograd::any_requires_grad({x})) {
     autograd::record("NormBackward1", {x}, {out}, {x, out}, functions::norm_backward(r.keep_shape, x.shape(), r.reduced, p));
@@ -81,7 +81,7 @@ Tensor logsumexp(const Tensor& x, const Dims& dims, bool keepdim) {
   const DType dt = to_float_dtype(x.dtype());
   const ReducedShape r = reduced_shape(x, dims, keepdim, "logsumexp");
   Tensor out = run_float("logsumexp", x, r, dt, [&](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
-    cpu::logsumexp(o, in, a, b, c);
+    kernel::logsumexp(o, in, a, b, c);
   });
   if (autograd::any_requires_grad({x})) {
     autograd::record("LogsumexpBackward0", {x}, {out}, {x, out},

@@ -6,6 +6,7 @@
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/softmax.h>
 #include <ember/core/error.h>
+#include <ember/cuda/softmax.h>
 
 namespace ember {
 
@@ -18,7 +19,8 @@ Tensor run_softmax(const Tensor& input, int64_t dim, std::optional<DType> dtype,
     return run_softmax(ac[0], dim, dtype, log);
   const char* name = log ? "log_softmax" : "softmax";
   EMBER_CHECK(input.defined(), Error, name, ": expected a defined tensor");
-  EMBER_CHECK(input.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
+  EMBER_CHECK(input.device().is_cpu() || input.device().is_cuda(), NotImplementedError, name,
+              ": no kernel for device ", input.device().str());
   // dtype= converts before the op (and gradients flow back through the conversion).
   const Tensor x = dtype ? input.to(*dtype) : input;
   EMBER_CHECK(is_floating(x.dtype()), Error, name, ": expected a floating point input, got ", dtype_name(x.dtype()),
@@ -34,7 +36,10 @@ Tensor run_softmax(const Tensor& input, int64_t dim, std::optional<DType> dtype,
   const DType compute = is_half(x.dtype()) ? DType::Float32 : x.dtype();
   const Tensor in = x.dtype() == compute ? x.detach().contiguous() : x.detach().to(compute).contiguous();
   Tensor out = empty(x.shape(), compute, x.device());
-  if (out.numel() > 0) cpu::softmax(out, in, outer, n, inner, log);
+  if (out.numel() > 0) {
+    if (out.device().is_cuda()) cuda::softmax(out, in, outer, n, inner, log);
+    else cpu::softmax(out, in, outer, n, inner, log);
+  }
   if (compute != x.dtype()) out = out.to(x.dtype());
   if (autograd::any_requires_grad({x})) {
     if (log) autograd::record("LogSoftmaxBackward0", {x}, {out}, {out}, functions::log_softmax_backward(d));

@@ -15,6 +15,8 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/cuda_api.h>
+#include <ember/cuda/unary.h>
 
 namespace ember {
 
@@ -23,6 +25,43 @@ using autograd::TensorList;
 using autograd::Vjp;
 
 namespace {
+
+// The backend seam: each kernel runs on the device of its output.
+namespace kernel {
+void unary(UnaryOp op, Tensor& o, const Tensor& in) {
+  o.device().is_cuda() ? cuda::unary(op, o, in) : cpu::unary(op, o, in);
+}
+void softplus(Tensor& o, const Tensor& in, double beta, double threshold) {
+  o.device().is_cuda() ? cuda::softplus(o, in, beta, threshold) : cpu::softplus(o, in, beta, threshold);
+}
+void clamp(Tensor& o, const Tensor& in, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  o.device().is_cuda() ? cuda::clamp(o, in, lo, hi) : cpu::clamp(o, in, lo, hi);
+}
+void clamp_tensor(Tensor& o, const Tensor& in, const Tensor& lo, const Tensor& hi) {
+  o.device().is_cuda() ? cuda::clamp_tensor(o, in, lo, hi) : cpu::clamp_tensor(o, in, lo, hi);
+}
+void pow_scalar(Tensor& o, const Tensor& in, const Scalar& e) {
+  o.device().is_cuda() ? cuda::pow_scalar(o, in, e) : cpu::pow_scalar(o, in, e);
+}
+void pow(Tensor& o, const Tensor& base, const Tensor& e) {
+  o.device().is_cuda() ? cuda::pow(o, base, e) : cpu::pow(o, base, e);
+}
+void nan_to_num(Tensor& o, const Tensor& in, double n, double p, double m) {
+  o.device().is_cuda() ? cuda::nan_to_num(o, in, n, p, m) : cpu::nan_to_num(o, in, n, p, m);
+}
+void in_range_mask(Tensor& o, const Tensor& in, std::optional<double> lo, std::optional<double> hi) {
+  o.device().is_cuda() ? cuda::in_range_mask(o, in, lo, hi) : cpu::in_range_mask(o, in, lo, hi);
+}
+void isfinite_mask(Tensor& o, const Tensor& in) {
+  o.device().is_cuda() ? cuda::isfinite_mask(o, in) : cpu::isfinite_mask(o, in);
+}
+void keep_where(Tensor& o, const Tensor& value, const Tensor& keep) {
+  o.device().is_cuda() ? cuda::keep_where(o, value, keep) : cpu::keep_where(o, value, keep);
+}
+void copy(Tensor& dst, const Tensor& src) {
+  dst.device().is_cpu() && src.device().is_cpu() ? cpu::copy(dst, src) : cuda::copy(dst, src);
+}
+}  // namespace kernel
 
 // How an op's result dtype follows its input's.
 enum class Rule {
@@ -44,7 +83,6 @@ struct Spec {
 
 void check_input(const char* name, const Tensor& x) {
   EMBER_CHECK(x.defined(), ValueError, name, ": got an undefined tensor");
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
 }
 
 DType result_dtype(const Spec& s, DType t) {
@@ -63,11 +101,12 @@ DType result_dtype(const Spec& s, DType t) {
 }
 
 // Runs kernel(out, in) with x cast to the compute dtype (float32 for the
-// half types on the CPU) and returns the result, of x's shape, in `dtype`.
+// half types, unless `gpu_half` says the CUDA kernel computes them in float
+// itself) and returns the result, of x's shape, in `dtype`.
 template <class Kernel>
-Tensor compute(const Tensor& x, DType dtype, Kernel kernel) {
+Tensor compute(const Tensor& x, DType dtype, Kernel kernel, bool gpu_half = false) {
   autograd::NoGradGuard no_grad;  // the casts are not part of the graph
-  const DType work = is_half(dtype) ? DType::Float32 : dtype;
+  const DType work = is_half(dtype) && !(gpu_half && x.device().is_cuda()) ? DType::Float32 : dtype;
   Tensor out = empty(x.shape(), work, x.device());
   kernel(out, x.to(work));
   return work == dtype ? out : out.to(dtype);
@@ -83,7 +122,7 @@ Tensor run(const Spec& s, const Tensor& x) {
   if (autocast::Scope ac{s.name, x}; ac) return run(s, ac[0]);
   check_input(s.name, x);
   const DType dt = result_dtype(s, x.dtype());
-  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { cpu::unary(s.op, o, in); });
+  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { kernel::unary(s.op, o, in); }, /*gpu_half=*/true);
   record(s, x, out);
   return out;
 }
@@ -147,7 +186,7 @@ Tensor& inplace(Tensor& self, const char* name, DType result, Kernel kernel, Fun
       kernel(self, self);
     } else {
       Tensor r = compute(self, result, kernel);
-      cpu::copy(self, r);
+      kernel::copy(self, r);
     }
     self.bump_version();
     return self;
@@ -162,7 +201,7 @@ Tensor& assign(Tensor& self, const Tensor& result, const char* name) {
               " doesn't match the broadcast shape ", shape_str(result.shape()));
   check_castable(name, result.dtype(), self.dtype());
   if (result.requires_grad()) return assign_inplace(self, result);
-  cpu::copy(self, result);
+  kernel::copy(self, result);
   self.bump_version();
   return self;
 }
@@ -170,7 +209,7 @@ Tensor& assign(Tensor& self, const Tensor& result, const char* name) {
 Tensor& run_inplace(Tensor& self, const Spec& s, const char* name) {
   check_input(name, self);
   const DType dt = result_dtype(s, self.dtype());
-  return inplace(self, name, dt, [&](Tensor& o, const Tensor& in) { cpu::unary(s.op, o, in); },
+  return inplace(self, name, dt, [&](Tensor& o, const Tensor& in) { kernel::unary(s.op, o, in); },
                  [&](const Tensor& src) { return run(s, src); }, s.save == Save::Input);
 }
 
@@ -199,7 +238,6 @@ Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node)
   if (autocast::Scope ac{"pow", base, exponent}; ac) return pow_tensors(ac[0], ac[1], node);
   EMBER_CHECK(base.defined() && exponent.defined(), ValueError, "pow: got an undefined tensor");
   const Device dev = common_device("pow", {base, exponent});
-  EMBER_CHECK(dev.is_cpu(), NotImplementedError, "pow: only the CPU is supported in this build");
   const DType dt = result_type(base, exponent);
   EMBER_CHECK(dt != DType::Bool, Error, "pow: not implemented for bool tensors");
   const Shape shape = broadcast_shapes(base.shape(), exponent.shape(), "pow");
@@ -208,7 +246,7 @@ Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node)
     autograd::NoGradGuard no_grad;
     const DType work = is_half(dt) ? DType::Float32 : dt;
     out = empty(shape, work, dev);
-    cpu::pow(out, base.to(work), exponent.to(work));
+    kernel::pow(out, base.to(work), exponent.to(work));
     if (work != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({base, exponent})) {
@@ -276,7 +314,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   EMBER_CHECK(is_floating(x.dtype()), Error, "gelu: expected a floating point tensor, got ", dtype_name(x.dtype()));
   const bool use_tanh = approximate == "tanh";
   const UnaryOp op = use_tanh ? UnaryOp::GeluTanh : UnaryOp::GeluErf;
-  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { cpu::unary(op, o, in); });
+  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { kernel::unary(op, o, in); }, true);
   if (autograd::any_requires_grad({x})) {
     autograd::record("GeluBackward0", {x}, {out}, {x}, functions::gelu_backward(use_tanh));
   }
@@ -289,7 +327,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   EMBER_CHECK(is_floating(x.dtype()), Error, "softplus: expected a floating point tensor, got ",
               dtype_name(x.dtype()));
   EMBER_CHECK(beta != 0.0, ValueError, "softplus: beta must not be 0");
-  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { cpu::softplus(o, in, beta, threshold); });
+  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { kernel::softplus(o, in, beta, threshold); });
   if (autograd::any_requires_grad({x})) {
     autograd::record("SoftplusBackward0", {x}, {out}, {x}, functions::softplus_backward(beta, threshold));
   }
@@ -299,7 +337,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   check_input("clamp", x);
   const DType dt = clamp_dtype(x, min, max);
-  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { cpu::clamp(o, in, min, max); });
+  Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { kernel::clamp(o, in, min, max); });
   if (autograd::any_requires_grad({x})) {
     autograd::record("ClampBackward1", {x}, {out}, {x}, functions::clamp_backward(as_double(min), as_double(max)));
   }
@@ -320,7 +358,7 @@ Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
     const DType work = is_half(dt) ? DType::Float32 : dt;
     out = empty(shape, work, dev);
     auto cast = [&](const Tensor& t) { return t.defined() ? t.to(work) : t; };
-    cpu::clamp_tensor(out, cast(x), cast(min), cast(max));
+    kernel::clamp_tensor(out, cast(x), cast(min), cast(max));
     if (work != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({x, min, max})) {
@@ -333,7 +371,7 @@ Tensor pow(const Tensor& base, const Scalar& exponent) {
   if (autocast::Scope ac{"pow", base}; ac) return pow(ac[0], exponent);
   check_input("pow", base);
   const DType dt = pow_scalar_dtype(base, exponent);
-  Tensor out = compute(base, dt, [&](Tensor& o, const Tensor& in) { cpu::pow_scalar(o, in, exponent); });
+  Tensor out = compute(base, dt, [&](Tensor& o, const Tensor& in) { kernel::pow_scalar(o, in, exponent); });
   if (autograd::any_requires_grad({base})) {
     autograd::record("PowBackward0", {base}, {out}, {base}, functions::pow_scalar_backward(exponent));
   }
@@ -352,7 +390,7 @@ Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<doub
   if (!is_floating(x.dtype())) return x.clone();  // integers have no NaN or inf
   const auto [hi, lo] = finite_range(x.dtype());
   const double n = nan.value_or(0.0), p = posinf.value_or(hi), m = neginf.value_or(lo);
-  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { cpu::nan_to_num(o, in, n, p, m); });
+  Tensor out = compute(x, x.dtype(), [&](Tensor& o, const Tensor& in) { kernel::nan_to_num(o, in, n, p, m); });
   if (autograd::any_requires_grad({x})) {
     autograd::record("NanToNumBackward0", {x}, {out}, {x}, functions::nan_to_num_backward());
   }
@@ -362,12 +400,12 @@ Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<doub
 // ---- backward helpers
 Tensor in_range_mask(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
   check_input("in_range_mask", x);
-  return compute(x, to_float_dtype(x.dtype()), [&](Tensor& o, const Tensor& in) { cpu::in_range_mask(o, in, lo, hi); });
+  return compute(x, to_float_dtype(x.dtype()), [&](Tensor& o, const Tensor& in) { kernel::in_range_mask(o, in, lo, hi); });
 }
 
 Tensor isfinite_mask(const Tensor& x) {
   check_input("isfinite_mask", x);
-  return compute(x, to_float_dtype(x.dtype()), [&](Tensor& o, const Tensor& in) { cpu::isfinite_mask(o, in); });
+  return compute(x, to_float_dtype(x.dtype()), [&](Tensor& o, const Tensor& in) { kernel::isfinite_mask(o, in); });
 }
 
 Tensor keep_where(const Tensor& value, const Tensor& keep) {
@@ -380,7 +418,7 @@ Tensor keep_where(const Tensor& value, const Tensor& keep) {
     autograd::NoGradGuard no_grad;
     const DType work = is_half(dt) ? DType::Float32 : dt;
     out = empty(shape, work, value.device());
-    cpu::keep_where(out, value.to(work), keep.to(work));
+    kernel::keep_where(out, value.to(work), keep.to(work));
     if (work != dt) out = out.to(dt);
   }
   if (autograd::any_requires_grad({value})) {
@@ -452,14 +490,14 @@ Tensor& Tensor::square_() {
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   check_input("clamp_", *this);
   const DType dt = clamp_dtype(*this, min, max);
-  return inplace(*this, "clamp_", dt, [&](Tensor& o, const Tensor& in) { cpu::clamp(o, in, min, max); },
+  return inplace(*this, "clamp_", dt, [&](Tensor& o, const Tensor& in) { kernel::clamp(o, in, min, max); },
                  [&](const Tensor& src) { return ember::clamp(src, min, max); });
 }
 
 Tensor& Tensor::pow_(const Scalar& exponent) {
   check_input("pow_", *this);
   const DType dt = pow_scalar_dtype(*this, exponent);
-  return inplace(*this, "pow_", dt, [&](Tensor& o, const Tensor& in) { cpu::pow_scalar(o, in, exponent); },
+  return inplace(*this, "pow_", dt, [&](Tensor& o, const Tensor& in) { kernel::pow_scalar(o, in, exponent); },
                  [&](const Tensor& src) { return ember::pow(src, exponent); });
 }
 
@@ -486,7 +524,7 @@ Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> pos
   }
   const auto [hi, lo] = finite_range(dtype());
   const double n = nan.value_or(0.0), p = posinf.value_or(hi), m = neginf.value_or(lo);
-  return inplace(*this, "nan_to_num_", dtype(), [&](Tensor& o, const Tensor& in) { cpu::nan_to_num(o, in, n, p, m); },
+  return inplace(*this, "nan_to_num_", dtype(), [&](Tensor& o, const Tensor& in) { kernel::nan_to_num(o, in, n, p, m); },
                  [&](const Tensor& src) { return ember::nan_to_num(src, nan, posinf, neginf); });
 }
 

@@ -1,0 +1,57 @@
+// ember dtypes as device element types (CUDA's __half / __nv_bfloat16 for the
+// half types, whose host classes have no device code), and conversions
+// between them through float (round to nearest even, as on the CPU).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <ember/core/dtype.h>
+#include <ember/core/error.h>
+
+namespace ember::cuda {
+
+// Calls f(TypeTag<T>{}) with T the device element type of `t`.
+template <class F>
+void dispatch_device(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: return f(TypeTag<bool>{});
+    case DType::UInt8: return f(TypeTag<uint8_t>{});
+    case DType::Int8: return f(TypeTag<int8_t>{});
+    case DType::Int32: return f(TypeTag<int32_t>{});
+    case DType::Int64: return f(TypeTag<int64_t>{});
+    case DType::Float16: return f(TypeTag<__half>{});
+    case DType::BFloat16: return f(TypeTag<__nv_bfloat16>{});
+    case DType::Float32: return f(TypeTag<float>{});
+    case DType::Float64: return f(TypeTag<double>{});
+  }
+  throw Error("cuda: unknown dtype");
+}
+
+// Any element type -> float or double (half types widen exactly to float).
+template <class S>
+__device__ inline auto widen(S s) {
+  if constexpr (std::is_same_v<S, __half>) return __half2float(s);
+  else if constexpr (std::is_same_v<S, __nv_bfloat16>) return __bfloat162float(s);
+  else return s;
+}
+
+template <class D, class S>
+__device__ inline D convert(S s) {
+  const auto w = widen(s);
+  if constexpr (std::is_same_v<D, bool>) {
+    return w != decltype(w)(0);
+  } else if constexpr (std::is_same_v<D, __half>) {
+    if constexpr (std::is_same_v<decltype(w), double>) return __double2half(w);
+    else return __float2half_rn(static_cast<float>(w));
+  } else if constexpr (std::is_same_v<D, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<decltype(w), double>) return __double2bfloat16(w);
+    else return __float2bfloat16_rn(static_cast<float>(w));
+  } else {
+    return static_cast<D>(w);
+  }
+}
+
+}  // namespace ember::cuda
