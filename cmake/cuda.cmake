@@ -142,7 +142,7 @@ if(EMBER_CUDNN)
   endif()
 endif()
 
-# NCCL: found and its version recorded; distributed/ links it (target ember_nccl).
+# NCCL: found and its version recorded; distributed/nccl/ loads it at run time (cmake/nccl.cmake).
 find_path(EMBER_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} PATHS /usr/include)
 find_library(EMBER_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} PATHS /usr/lib/x86_64-linux-gnu)
 if(EMBER_NCCL_INCLUDE AND EMBER_NCCL_LIBRARY)

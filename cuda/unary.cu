@@ -43,7 +43,8 @@ bool common_op(UnaryOp op, const TensorIterator& it) {
       else launch_as<S, T>(it, [] __device__(T x) { return static_cast<T>(x < T(0) ? -x : x); });
       return true;
     case UnaryOp::Sign:
-      launch_as<S, T>(it, [] __device__(T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
+      if constexpr (std::is_unsigned_v<T>) launch_as<S, T>(it, [] __device__(T x) { return x > T(0) ? T(1) : T(0); });
+      else launch_as<S, T>(it, [] __device__(T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
       return true;
     case UnaryOp::Square: launch_as<S, T>(it, [] __device__(T x) { return static_cast<T>(x * x); }); return true;
     case UnaryOp::Relu:

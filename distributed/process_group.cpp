@@ -34,6 +34,10 @@ bool gloo_available() {
 #endif
 }
 
+#ifndef EMBER_HAS_NCCL
+int nccl_runtime_version() { throw Error("nccl: this ember was built without NCCL (it needs a CUDA build with NCCL)"); }
+#endif
+
 bool nccl_available() {
 #ifdef EMBER_HAS_NCCL
   return true;

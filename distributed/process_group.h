@@ -77,5 +77,8 @@ std::shared_ptr<ProcessGroup> make_process_group(const std::string& backend, std
 // The backends this build has, for error messages and ember.distributed.is_*_available().
 bool gloo_available();
 bool nccl_available();
+// The NCCL library's version as loaded now (22803 = 2.28.3), loading it on
+// first call; raises when this build has no NCCL or the library cannot load.
+int nccl_runtime_version();
 
 }  // namespace ember::distributed

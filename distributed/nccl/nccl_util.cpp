@@ -1,4 +1,5 @@
 #include "nccl_util.h"
+#include "nccl_api.h"
 
 #include <ember/core/error.h>
 
@@ -55,8 +56,8 @@ const char* hint(ncclResult_t r) {
 
 void raise_nccl_error(ncclResult_t result, ncclComm_t comm, const std::string& where, const char* call) {
   std::string last;
-  if (const char* s = ncclGetLastError(comm)) last = s;
-  throw Error(str(where, ": NCCL error in ", call, ": ", ncclGetErrorString(result),
+  if (const char* s = nccl::api().GetLastError(comm)) last = s;
+  throw Error(str(where, ": NCCL error in ", call, ": ", nccl::api().GetErrorString(result),
                   last.empty() ? std::string() : str(" (", last, ")"), "; ", hint(result)));
 }
 

@@ -1,4 +1,5 @@
 #include "nccl_work.h"
+#include "nccl_api.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -28,9 +29,9 @@ Comm::~Comm() {
   // one (a failed call, maybe a dead peer) is aborted instead.
   if (comm && !aborted_) {
     if (broken_.empty())
-      ncclCommDestroy(comm);
+      nccl::api().CommDestroy(comm);
     else
-      ncclCommAbort(comm);
+      nccl::api().CommAbort(comm);
   }
   if (ready) cudaEventDestroy(ready);
   if (stream) cudaStreamDestroy(stream);
@@ -62,7 +63,7 @@ void Comm::abort(const std::string& msg) {
   }
   // ncclCommAbort makes the communicator's kernels exit and unblocks a host
   // call stuck in it; the communicator is freed and never used again.
-  ncclCommAbort(comm);
+  nccl::api().CommAbort(comm);
 }
 
 void Comm::bury(std::vector<Tensor> tensors) {

@@ -1,4 +1,5 @@
 #include "process_group_nccl.h"
+#include "nccl_api.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -106,7 +107,7 @@ std::shared_ptr<Comm> ProcessGroupNCCL::create_comm(int device, const std::strin
   const std::string key = "nccl/comm0/";
   ncclUniqueId id;
   if (rank_ == 0) {
-    EMBER_NCCL_CHECK(ncclGetUniqueId(&id), nullptr, where);
+    EMBER_NCCL_CHECK(nccl::api().GetUniqueId(&id), nullptr, where);
     const uint8_t* p = reinterpret_cast<const uint8_t*>(&id);
     store_->set(key + "uid", Bytes(p, p + sizeof(id)));
   }
@@ -127,7 +128,7 @@ std::shared_ptr<Comm> ProcessGroupNCCL::create_comm(int device, const std::strin
   cuda::DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&c->ready, cudaEventDisableTiming));
-  EMBER_NCCL_CHECK(ncclCommInitRank(&c->comm, size_, id, rank_), nullptr, where + " (creating the communicator)");
+  EMBER_NCCL_CHECK(nccl::api().CommInitRank(&c->comm, size_, id, rank_), nullptr, where + " (creating the communicator)");
   return c;
 }
 
@@ -184,7 +185,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_reduce(Tensor& tensor, ReduceOp op) 
   Tensor t = tensor;
   return run(name, dev, {t}, [t, dt, rop](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (t.numel() > 0)
-      EMBER_NCCL_CHECK(ncclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, rop, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().AllReduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, rop, comm, s), comm, where);
     t.bump_version();
   });
 }
@@ -199,7 +200,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
   const bool receives = rank_ != root;
   return run(name, dev, {t}, [t, dt, root, receives](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (t.numel() > 0)
-      EMBER_NCCL_CHECK(ncclBroadcast(t.data_ptr(), t.data_ptr(), t.numel(), dt, root, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().Broadcast(t.data_ptr(), t.data_ptr(), t.numel(), dt, root, comm, s), comm, where);
     if (receives) t.bump_version();
   });
 }
@@ -217,7 +218,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce(Tensor& tensor, int root, ReduceO
   // In place: NCCL writes the result on the root only; the others' tensors stay as they were.
   return run(name, dev, {t}, [t, dt, rop, root, is_root](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (t.numel() > 0)
-      EMBER_NCCL_CHECK(ncclReduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, rop, root, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().Reduce(t.data_ptr(), t.data_ptr(), t.numel(), dt, rop, root, comm, s), comm, where);
     if (is_root) t.bump_version();
   });
 }
@@ -243,7 +244,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_gather(std::vector<Tensor>& outputs,
   return run(name, dev, keep, [outs = outputs, input, flat, dt](ncclComm_t comm, cudaStream_t s,
                                                                    const std::string& where) {
     if (input.numel() > 0)
-      EMBER_NCCL_CHECK(ncclAllGather(input.data_ptr(), flat.data_ptr(), input.numel(), dt, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().AllGather(input.data_ptr(), flat.data_ptr(), input.numel(), dt, comm, s), comm, where);
     for (size_t r = 0; r < outs.size(); ++r) {
       copy_on(s, outs[r], bytes(flat) + r * nbytes(input));
       outs[r].bump_version();
@@ -264,7 +265,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_gather_into_tensor(Tensor& output, c
   Tensor out = output;
   return run(name, dev, {out, input}, [out, input, dt](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (input.numel() > 0)
-      EMBER_NCCL_CHECK(ncclAllGather(input.data_ptr(), out.data_ptr(), input.numel(), dt, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().AllGather(input.data_ptr(), out.data_ptr(), input.numel(), dt, comm, s), comm, where);
     out.bump_version();
   });
 }
@@ -285,7 +286,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter_tensor(Tensor& output, co
   return run(name, dev, {out, input}, [out, input, dt, rop](ncclComm_t comm, cudaStream_t s,
                                                            const std::string& where) {
     if (out.numel() > 0)
-      EMBER_NCCL_CHECK(ncclReduceScatter(input.data_ptr(), out.data_ptr(), out.numel(), dt, rop, comm, s), comm,
+      EMBER_NCCL_CHECK(nccl::api().ReduceScatter(input.data_ptr(), out.data_ptr(), out.numel(), dt, rop, comm, s), comm,
                        where);
     out.bump_version();
   });
@@ -318,14 +319,14 @@ std::shared_ptr<Work> ProcessGroupNCCL::gather(std::vector<Tensor>& outputs, con
                                                           const std::string& where) {
     if (input.numel() == 0) return;
     if (!outs.empty()) copy_on(s, outs[root], input.data_ptr());
-    EMBER_NCCL_CHECK(ncclGroupStart(), comm, where);
+    EMBER_NCCL_CHECK(nccl::api().GroupStart(), comm, where);
     if (outs.empty()) {
-      EMBER_NCCL_CHECK(ncclSend(input.data_ptr(), input.numel(), dt, root, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().Send(input.data_ptr(), input.numel(), dt, root, comm, s), comm, where);
     } else {
       for (int r = 0; r < static_cast<int>(outs.size()); ++r)
-        if (r != me) EMBER_NCCL_CHECK(ncclRecv(outs[r].data_ptr(), outs[r].numel(), dt, r, comm, s), comm, where);
+        if (r != me) EMBER_NCCL_CHECK(nccl::api().Recv(outs[r].data_ptr(), outs[r].numel(), dt, r, comm, s), comm, where);
     }
-    EMBER_NCCL_CHECK(ncclGroupEnd(), comm, where);
+    EMBER_NCCL_CHECK(nccl::api().GroupEnd(), comm, where);
     for (const Tensor& o : outs) o.bump_version();
   });
 }
@@ -355,14 +356,14 @@ std::shared_ptr<Work> ProcessGroupNCCL::scatter(Tensor& output, const std::vecto
   return run(name, dev, keep, [ins, out, dt, root, me](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (out.numel() > 0) {
       if (!ins.empty()) copy_on(s, out, ins[root].data_ptr());
-      EMBER_NCCL_CHECK(ncclGroupStart(), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().GroupStart(), comm, where);
       if (ins.empty()) {
-        EMBER_NCCL_CHECK(ncclRecv(out.data_ptr(), out.numel(), dt, root, comm, s), comm, where);
+        EMBER_NCCL_CHECK(nccl::api().Recv(out.data_ptr(), out.numel(), dt, root, comm, s), comm, where);
       } else {
         for (int r = 0; r < static_cast<int>(ins.size()); ++r)
-          if (r != me) EMBER_NCCL_CHECK(ncclSend(ins[r].data_ptr(), ins[r].numel(), dt, r, comm, s), comm, where);
+          if (r != me) EMBER_NCCL_CHECK(nccl::api().Send(ins[r].data_ptr(), ins[r].numel(), dt, r, comm, s), comm, where);
       }
-      EMBER_NCCL_CHECK(ncclGroupEnd(), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().GroupEnd(), comm, where);
     }
     out.bump_version();
   });
@@ -381,7 +382,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::barrier() {
       "barrier", dev, {one},
       [one](ncclComm_t comm, cudaStream_t s, const std::string& where) {
         EMBER_CUDA_CHECK(cudaMemsetAsync(one.data_ptr(), 0, sizeof(float), s));
-        EMBER_NCCL_CHECK(ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm, s), comm, where);
+        EMBER_NCCL_CHECK(nccl::api().AllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm, s), comm, where);
       },
       /*blocking=*/true);
 }
@@ -396,7 +397,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::send(const Tensor& tensor, int dst, int 
   (void)tag;  // NCCL has no tags: messages between two ranks match in order
   return run(name, dev, {tensor}, [tensor, dt, dst](ncclComm_t comm, cudaStream_t s, const std::string& where) {
     if (tensor.numel() > 0)
-      EMBER_NCCL_CHECK(ncclSend(tensor.data_ptr(), tensor.numel(), dt, dst, comm, s), comm, where);
+      EMBER_NCCL_CHECK(nccl::api().Send(tensor.data_ptr(), tensor.numel(), dt, dst, comm, s), comm, where);
   });
 }
 
@@ -410,7 +411,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::recv(Tensor& tensor, int src, int tag) {
   (void)tag;
   Tensor t = tensor;
   return run(name, dev, {t}, [t, dt, src](ncclComm_t comm, cudaStream_t s, const std::string& where) {
-    if (t.numel() > 0) EMBER_NCCL_CHECK(ncclRecv(t.data_ptr(), t.numel(), dt, src, comm, s), comm, where);
+    if (t.numel() > 0) EMBER_NCCL_CHECK(nccl::api().Recv(t.data_ptr(), t.numel(), dt, src, comm, s), comm, where);
     t.bump_version();
   });
 }

@@ -165,6 +165,7 @@ void init_distributed_pg(py::module_& m) {
       py::arg("timeout") = kDefaultTimeout, py::arg("prefix") = "", py::arg("master_addr") = "");
   d.def("gloo_available", &gloo_available);
   d.def("nccl_available", &nccl_available);
+  d.def("_nccl_runtime_version", &nccl_runtime_version);
 
   // FileStore derives from Store when distributed_store.cpp has bound it.
   if (py::detail::get_type_info(typeid(Store))) {

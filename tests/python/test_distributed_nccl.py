@@ -45,6 +45,28 @@ def test_is_nccl_available_matches_the_build():
         ember._C._build_info()["cuda"] == "ON" or not dist.is_nccl_available())
 
 
+def test_nccl_is_loaded_on_first_use_not_at_import(tmp_path):
+    """libnccl.so.2 is not linked: importing ember must not load it (PyTorch
+    imported afterwards would get ember's copy), while the first NCCL use
+    loads it, without a GPU too."""
+    if not dist.is_nccl_available():
+        pytest.skip("this build has no NCCL")
+    script = tmp_path / "probe.py"
+    script.write_text(textwrap.dedent("""
+        import ember, ember.distributed as dist
+        def loaded():
+            return any("libnccl" in line for line in open("/proc/self/maps"))
+        before = loaded()
+        version = ember._C._distributed._nccl_runtime_version()
+        print(before, loaded(), version)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    before, after, version = out.stdout.split()
+    assert before == "False" and after == "True"
+    assert int(version) >= 21800
+
+
 @no_gpu
 def test_init_nccl_without_a_gpu_raises_clearly(tmp_path):
     with pytest.raises(RuntimeError) as e:
