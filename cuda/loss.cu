@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/float_access.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
@@ -19,13 +20,6 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kThreads = 256;
 
-template <class T> struct Acc { using type = float; };
-template <> struct Acc<double> { using type = double; };
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ double load(const double* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
 
 struct Sum {
   template <class A> __device__ A operator()(A a, A b) const { return a + b; }

@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/float_access.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
@@ -18,17 +19,6 @@ namespace {
 
 constexpr int kWarp = 32;
 
-template <class T> struct Acc { using type = float; };
-template <> struct Acc<double> { using type = double; };
-
-__device__ __forceinline__ float load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ double load(const double* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ float load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ void store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(double* p, int64_t i, double v) { p[i] = v; }
-__device__ __forceinline__ void store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
-__device__ __forceinline__ void store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
 
 // Sum of v over the block; every thread gets the result. `shared` holds one
 // value per warp; the trailing __syncthreads lets the caller reuse it.
