@@ -40,7 +40,9 @@ def _gflops(library, n, repeats):
     return 2.0 * n**3 / statistics.median(samples) / 1e9
 
 
-def run(sizes=(512, 2048), repeats=9, rounds=3):
+def run(sizes=(512, 2048), repeats=9, rounds=3, device="cpu"):
+    if device != "cpu":
+        return run_cuda()
     libraries = [lib for lib in LIBRARIES if lib != "torch" or optional_torch() is not None]
     out = {"workload": "matmul", "device": "cpu", "dtype": "float32", "unit": "GFLOP/s",
            "threads": ember.get_num_threads(), "blas": ember._C._blas_info(),
