@@ -178,6 +178,12 @@ Edge gradient_edge(const Tensor& t) {
 
 void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved,
             Vjp vjp) {
+  for (const auto& s : saved) {
+    EMBER_CHECK(!s.defined() || !s.is_inference(), Error, name,
+                ": inference tensors cannot be saved for backward. A tensor made under ember.inference_mode() "
+                "is used in a computation autograd records: make it outside inference mode, or clone it outside "
+                "(x.clone()), or use ember.no_grad() instead of ember.inference_mode()");
+  }
   auto node = std::make_shared<FunctionNode>(name, std::move(vjp));
   node->sequence_nr = g_sequence.fetch_add(1);
   node->next_edges.reserve(inputs.size());

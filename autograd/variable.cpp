@@ -35,6 +35,9 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
                 "var_no_grad = var.detach().");
     return *this;
   }
+  EMBER_CHECK(!requires_grad || !is_inference() || autograd::inference_mode_enabled(), Error,
+              "requires_grad_: setting requires_grad=True on an inference tensor outside inference_mode is not "
+              "allowed (clone it first)");
   EMBER_CHECK(!requires_grad || is_floating(dtype()), Error,
               "requires_grad_: only Tensors of floating point dtype can require gradients (got ",
               dtype_name(dtype()), ")");

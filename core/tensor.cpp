@@ -60,6 +60,7 @@ Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offse
   auto impl = std::make_shared<TensorImpl>(base.storage(), std::move(shape), std::move(strides), offset,
                                            base.dtype());
   impl->is_view = true;
+  impl->is_inference = base.impl()->is_inference;
   return Tensor(std::move(impl));
 }
 

@@ -66,6 +66,8 @@ class Tensor {
   void retain_grad() const;
   bool retains_grad() const;
   Tensor detach() const;
+  // Made under inference_mode (or a view of such a tensor).
+  bool is_inference() const { return impl_->is_inference; }
   Tensor& detach_();
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false,
                 bool create_graph = false) const;

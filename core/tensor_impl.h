@@ -21,6 +21,9 @@ struct TensorImpl {
   bool wrapped_number = false;
   // Set on tensors that alias another tensor's memory through a view op.
   bool is_view = false;
+  // Made under inference_mode (a view inherits its base's flag): such tensors
+  // may not be saved for backward, as in PyTorch.
+  bool is_inference = false;
   // For differentiable views (view, select, slice, ...): the tensor that owns
   // the memory. An in-place write through the view rewrites its history.
   std::shared_ptr<TensorImpl> view_base;

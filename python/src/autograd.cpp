@@ -55,6 +55,7 @@ void init_autograd(py::module_& m) {
         return fn ? py::cast(fn) : py::object(py::none());
       })
       .def_property_readonly("is_leaf", &Tensor::is_leaf)
+      .def("is_inference", &Tensor::is_inference)
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def("retain_grad", &Tensor::retain_grad)
       .def("detach", &Tensor::detach)

@@ -219,6 +219,28 @@ def test_inference_mode():
     assert f() and not ember.is_inference_mode_enabled()
 
 
+def test_inference_tensors_cannot_be_saved_for_backward():
+    # PyTorch's rule: tensors made under inference_mode (and their views) may
+    # be read later but not saved by an op autograd records.
+    with ember.inference_mode():
+        x = ember.ones(2)
+        v = x[:1]
+    assert x.is_inference() and v.is_inference() and not ember.ones(1).is_inference()
+    with ember.no_grad():
+        assert not ember.ones(1).is_inference()
+    w = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="MulBackward0: inference tensors cannot be saved for backward"):
+        w * x
+    (w + x).sum().backward()  # add saves nothing: allowed, as in PyTorch
+    assert w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="requires_grad=True on an inference tensor"):
+        x.requires_grad_()
+    y = x.clone()  # outside inference mode: a normal tensor
+    assert not y.is_inference()
+    (w * y).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+
+
 def test_grad_mode_generator_decorator():
     @ember.no_grad()
     def gen():
