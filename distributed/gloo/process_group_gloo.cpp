@@ -182,7 +182,27 @@ struct ProcessGroupGloo::Comm {
   }
   [[noreturn]] void fail(const CollectiveInfo& info, const std::string& what);
   void check_fingerprints(const CollectiveInfo& info);
+  // Reduces the contiguous `buf` across the group in place (AVG: SUM, then
+  // divided by the group size), as collective `info` (`name` in errors).
+  void all_reduce_in_place(const Tensor& buf, ReduceOp op, const CollectiveInfo& info, const char* name);
 };
+
+void ProcessGroupGloo::Comm::all_reduce_in_place(const Tensor& buf, ReduceOp op, const CollectiveInfo& info,
+                                                 const char* name) {
+  if (buf.numel() == 0) return;
+  dispatch(buf.dtype(), name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    gloo::AllreduceOptions o(context);
+    o.setOutput<T>(buf.data<T>(), buf.numel());
+    o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
+    o.setTag(info.tag());
+    o.setTimeout(timeout);
+    gloo::allreduce(o);
+    if constexpr (!std::is_integral_v<T>) {
+      if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), size);
+    }
+  });
+}
 
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options)
     : ProcessGroup(rank, size), comm_(std::make_shared<Comm>()) {
@@ -313,20 +333,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op) 
   info.reduce = static_cast<int>(op);
   Tensor buf = staged(tensor);
   return enqueue(info, {tensor, buf}, [tensor, buf, op](const CollectiveInfo& info, Comm& c) {
-    if (buf.numel() > 0) {
-      dispatch(buf.dtype(), "all_reduce", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        gloo::AllreduceOptions o(c.context);
-        o.setOutput<T>(buf.data<T>(), buf.numel());
-        o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
-        o.setTag(info.tag());
-        o.setTimeout(c.timeout);
-        gloo::allreduce(o);
-        if constexpr (!std::is_integral_v<T>) {
-          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), c.size);
-        }
-      });
-    }
+    c.all_reduce_in_place(buf, op, info, "all_reduce");
     write_back(tensor, buf);
   });
 }
@@ -444,20 +451,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, co
     buf = input.detach().contiguous().clone();  // all-reduced in full, then our chunk kept
   }
   return enqueue(info, {output, buf}, [output, buf, op](const CollectiveInfo& info, Comm& c) {
-    if (buf.numel() > 0) {
-      dispatch(buf.dtype(), "reduce_scatter_tensor", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        gloo::AllreduceOptions o(c.context);
-        o.setOutput<T>(buf.data<T>(), buf.numel());
-        o.setReduceFunction(gloo_detail::reduce_fn<T>(op));
-        o.setTag(info.tag());
-        o.setTimeout(c.timeout);
-        gloo::allreduce(o);
-        if constexpr (!std::is_integral_v<T>) {
-          if (op == ReduceOp::Avg) gloo_detail::divide<T>(buf.data_ptr(), buf.numel(), c.size);
-        }
-      });
-    }
+    c.all_reduce_in_place(buf, op, info, "reduce_scatter_tensor");
     write_back(output, chunk(buf, c.rank, output));
   });
 }
