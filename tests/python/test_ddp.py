@@ -14,6 +14,7 @@ import pytest
 
 import ember
 import ember.distributed as dist
+from ranks import collect, require_ok
 
 pytestmark = pytest.mark.skipif(not dist.is_gloo_available(),
                                 reason="ember was built without gloo (install libgloo-dev and rebuild)")
@@ -168,22 +169,7 @@ def run_world(tmp_path, scenario, world, timeout=60):
     procs = [subprocess.Popen([sys.executable, str(script), scenario, str(r), str(world), str(store)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environ)
              for r in range(world)]
-    outputs = []
-    try:
-        for p in procs:
-            out, _ = p.communicate(timeout=timeout)
-            outputs.append((p.returncode, out))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return outputs
-
-
-def require_ok(outputs):
-    for r, (code, out) in enumerate(outputs):
-        assert code == 0 and "OK" in out, f"rank {r} exited with {code}:\n{out}"
+    return collect(procs, timeout)
 
 
 @pytest.mark.parametrize("world", [2, 4])

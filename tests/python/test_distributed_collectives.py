@@ -17,6 +17,7 @@ import pytest
 
 import ember
 import ember.distributed as dist
+from ranks import collect, require_ok
 
 pytestmark = pytest.mark.skipif(not dist.is_gloo_available(),
                                 reason="ember was built without gloo (install libgloo-dev and rebuild)")
@@ -286,22 +287,7 @@ def run_world(tmp_path, scenario, world, timeout=60, env=None, init="file", on_s
             for p in procs:
                 p.kill()
             raise
-    outputs = []
-    try:
-        for r, p in enumerate(procs):
-            out, _ = p.communicate(timeout=timeout)
-            outputs.append((p.returncode, out))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return outputs
-
-
-def require_ok(outputs):
-    for r, (code, out) in enumerate(outputs):
-        assert code == 0 and "OK" in out, f"rank {r} exited with {code}:\n{out}"
+    return collect(procs, timeout)
 
 
 @pytest.mark.parametrize("world", [2, 4])
