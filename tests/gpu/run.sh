@@ -11,7 +11,9 @@
 #   5. suite      the whole Python suite with EMBER_TEST_DEVICE=cuda. Ops without
 #                 CUDA kernels fail there until the kernels land, so this step is
 #                 reported but only fails the run with EMBER_GPU_STRICT=1
-#   6. bench      bench/ on the GPU, when the benchmarks have a CUDA mode
+#   6. examples   examples/mnist.py on the GPU (must reach 98%), examples/ddp_mnist.py
+#                 over NCCL under ember-run (one process: one GPU), a short gpt.py
+#   7. bench      bench/ on the GPU, ember next to PyTorch
 # Logs: one file per step under $OUT (default build/gpu-logs) and summary.txt
 # (at most 8 files, as the device tool returns). Exit status: non-zero when a
 # required step failed.
@@ -22,7 +24,11 @@
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux2014_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
 # Environment: OUT, PYTHON (python3), JOBS (nproc), EMBER_CUDA_ARCHS (90),
-# EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900).
+# EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900), STEPS (the
+# steps to run, default "cpp cuda suite examples bench"; the build always runs
+# and is a no-op when build/gpu is current). The device tool allows 10 minutes
+# a call and keeps build/gpu between calls of one session, so split a first run:
+#   STEPS="cpp cuda" tests/gpu/run.sh      then      STEPS="suite examples bench" tests/gpu/run.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -33,6 +39,8 @@ jobs=${JOBS:-$(nproc)}
 archs=${EMBER_CUDA_ARCHS:-90}
 strict=${EMBER_GPU_STRICT:-0}
 step_timeout=${STEP_TIMEOUT:-900}
+steps=" ${STEPS:-cpp cuda suite examples bench} "
+wants() { [[ $steps == *" $1 "* ]]; }
 build=$root/build/gpu
 summary=$out/summary.txt
 : >"$summary"
@@ -94,9 +102,10 @@ fi
 grep -E '^(PROBLEM|OK):' "$out/env.log" | sed 's/^/    collect_env: /' | tee -a "$summary"
 
 # ---- 3. C++ tests
-run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
+wants cpp && run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
 
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
+if wants cuda; then
 EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
   "$python" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
@@ -107,17 +116,42 @@ elif grep -q "needs a CUDA GPU" "$out/cuda.log"; then
   note "    cuda: FAILED: GPU tests skipped on the GPU machine"
   failed=1
 fi
+fi
 
 # ---- 5. the whole suite on the GPU
-EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
-  "$python" -m pytest -q -p no:cacheprovider tests/python
-note "    suite: $(pytest_tail "$out/suite.log")"
+if wants suite; then
+  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
+    "$python" -m pytest -q -p no:cacheprovider tests/python
+  note "    suite: $(pytest_tail "$out/suite.log")"
+fi
 
-# ---- 6. GPU benchmarks (bench/ grows a CUDA mode with the kernels)
-if [ -f bench/run.py ] && grep -q -- "--device" bench/run.py; then
+# ---- 6. the examples on the GPU: the MNIST convnet must train as on the CPU
+# (98.8% there), DDP must train it over NCCL, and the GPT must run.
+mnist_on_gpu() {  # run by `timeout` through bash -c: exported below
+  "$python" examples/mnist.py --device cuda --checkpoint "$build/mnist.safetensors" &&
+    "$python" -m ember.distributed.run --standalone --nproc-per-node 1 examples/ddp_mnist.py --backend nccl \
+      --epochs 2 --checkpoint "$build/ddp_mnist.safetensors" &&
+    "$python" examples/gpt.py --device cuda --iters 300 --eval-every 100 --sample-chars 200
+}
+# The MNIST run's 4th epoch line must show at least 98% (the CPU gives 98.8%),
+# the DDP run's final line at least 97% (2 epochs on one process).
+accuracy_at() { grep -Eo 'test accuracy [0-9.]+%' "$out/examples.log" | sed -n "$1p" | grep -Eo '[0-9.]+'; }
+examples_ok() {
+  awk -v m="$(accuracy_at 4)" -v d="$(accuracy_at 7)" 'BEGIN { exit !(m >= 98 && d >= 97) }'
+}
+if wants examples; then
+  export python build
+  export -f mnist_on_gpu
+  if run_step examples 1 timeout "$step_timeout" bash -c mnist_on_gpu; then
+    grep -E 'epoch|final|val' "$out/examples.log" | tail -n 12 | sed 's/^/    | /' | tee -a "$summary"
+    if ! examples_ok; then note "    examples: FAILED: MNIST accuracy on the GPU $(accuracy_at 4)% (needs 98), DDP $(accuracy_at 7)% (needs 97)"; failed=1; fi
+  fi
+fi
+
+# ---- 7. GPU benchmarks, ember next to PyTorch in the same run
+if wants bench; then
   run_step bench 0 timeout "$step_timeout" "$python" -m bench --device cuda
-else
-  note "==> bench: skipped (bench/ has no CUDA mode yet)"
+  grep -E '"id"' "$out/bench.log" | sed 's/^/    | /' | tee -a "$summary"
 fi
 
 if [ $failed -ne 0 ]; then
