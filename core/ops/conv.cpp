@@ -195,23 +195,28 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
   return from_4d(out, spatial, batched);
 }
 
+// Runs `kernel(out, prepared operands, on_cuda)` with the operands detached
+// and cast to the compute dtype (float32 for half inputs on the CPU), and
+// returns `out` in x's dtype.
+template <class Kernel>
+Tensor run_in_compute_dtype(const Shape& shape, const Tensor& x, std::vector<Tensor> operands, Kernel kernel) {
+  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
+  Tensor out = empty(shape, compute, x.device());
+  autograd::NoGradGuard no_grad;
+  for (Tensor& t : operands) t = prepare(t, compute);
+  kernel(out, operands, x.device().is_cuda());
+  return compute != dt ? out.to(dt) : out;
+}
+
 }  // namespace
 
 namespace conv_detail {
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t OH, int64_t OW) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
-  Tensor out = empty({x.size(0), w.size(0), OH, OW}, compute, x.device());
-  {
-    autograd::NoGradGuard no_grad;
-    const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
-    if (x.device().is_cuda()) {
-      cuda::conv2d(out, xc, wc, bc, g);
-    } else {
-      cpu::conv2d(out, xc, wc, bc, g);
-    }
-    if (compute != dt) out = out.to(dt);
-  }
+  Tensor out = run_in_compute_dtype({x.size(0), w.size(0), OH, OW}, x, {x, w, bias},
+                                    [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
+                                      on_cuda ? cuda::conv2d(o, p[0], p[1], p[2], g) : cpu::conv2d(o, p[0], p[1], p[2], g);
+                                    });
   if (autograd::any_requires_grad({x, w, bias})) {
     autograd::record("ConvolutionBackward0", {x, w, bias}, {out}, {x, w}, functions::conv_backward(g));
   }
@@ -220,18 +225,11 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Con
 
 Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t H,
                       int64_t W) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
-  Tensor out = empty({x.size(0), w.size(1) * g.groups, H, W}, compute, x.device());
-  {
-    autograd::NoGradGuard no_grad;
-    const Tensor xc = prepare(x, compute), wc = prepare(w, compute), bc = prepare(bias, compute);
-    if (x.device().is_cuda()) {
-      cuda::conv_transpose2d(out, xc, wc, bc, g);
-    } else {
-      cpu::conv_transpose2d(out, xc, wc, bc, g);
-    }
-    if (compute != dt) out = out.to(dt);
-  }
+  Tensor out = run_in_compute_dtype({x.size(0), w.size(1) * g.groups, H, W}, x, {x, w, bias},
+                                    [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
+                                      on_cuda ? cuda::conv_transpose2d(o, p[0], p[1], p[2], g)
+                                              : cpu::conv_transpose2d(o, p[0], p[1], p[2], g);
+                                    });
   if (autograd::any_requires_grad({x, w, bias})) {
     autograd::record("ConvolutionBackward0", {x, w, bias}, {out}, {x, w}, functions::conv_transpose_backward(g));
   }
@@ -239,18 +237,10 @@ Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, cons
 }
 
 Tensor conv_weight(const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g, int64_t KH, int64_t KW) {
-  const DType dt = x.dtype(), compute = compute_dtype(dt, x.device());
-  Tensor out = empty({gy.size(1), x.size(1) / g.groups, KH, KW}, compute, x.device());
-  {
-    autograd::NoGradGuard no_grad;
-    const Tensor xc = prepare(x, compute), gc = prepare(gy, compute);
-    if (x.device().is_cuda()) {
-      cuda::conv2d_weight(out, xc, gc, g);
-    } else {
-      cpu::conv2d_weight(out, xc, gc, g);
-    }
-    if (compute != dt) out = out.to(dt);
-  }
+  Tensor out = run_in_compute_dtype({gy.size(1), x.size(1) / g.groups, KH, KW}, x, {x, gy},
+                                    [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
+                                      on_cuda ? cuda::conv2d_weight(o, p[0], p[1], g) : cpu::conv2d_weight(o, p[0], p[1], g);
+                                    });
   if (autograd::any_requires_grad({x, gy})) {
     autograd::record("ConvolutionBackwardBackward0", {x, gy}, {out}, {x, gy}, functions::conv_weight_backward(g));
   }
