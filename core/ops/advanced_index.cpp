@@ -4,11 +4,11 @@
 #include <ember/autograd/functions/index.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
-#include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
+#include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 
@@ -20,6 +20,27 @@ namespace {
 
 bool is_mask(const Tensor& t) { return t.dtype() == DType::Bool || t.dtype() == DType::UInt8; }
 
+void check_kernel_device(const Tensor& x, const char* op) {
+  EMBER_CHECK(x.device().is_cpu() || x.device().is_cuda(), NotImplementedError, op, ": no kernel for device ",
+              x.device().str());
+}
+
+// Indices may sit on the CPU for a tensor on a GPU (they are moved there, as
+// in PyTorch), not on another GPU or on a GPU for a CPU tensor.
+void check_index_device(const Tensor& x, const Tensor& index, const char* op) {
+  EMBER_CHECK(index.device() == x.device() || index.device().is_cpu(), Error, op,
+              ": indices should be either on cpu or on the same device as the indexed tensor (", x.device().str(),
+              "), but got an index on ", index.device().str());
+}
+
+// index_put's values on x's device: a 0-d tensor is moved; others must be there.
+Tensor values_on(const Tensor& x, const Tensor& values, const char* op) {
+  if (values.device() == x.device()) return values;
+  EMBER_CHECK(values.dim() == 0, Error, op, ": expected the values on the device of the indexed tensor (",
+              x.device().str(), "), but they are on ", values.device().str());
+  return values.to(x.device());
+}
+
 // Bool masks replaced by the int64 coordinates of their true elements (one
 // index per masked dim); int32 indices widened. Checks dtypes and mask shapes.
 IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op) {
@@ -30,6 +51,7 @@ IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op
       continue;
     }
     const Tensor& t = *idx;
+    check_index_device(x, t, op);
     if (is_mask(t)) {
       const int64_t at = static_cast<int64_t>(out.size());
       EMBER_CHECK(at + t.dim() <= x.dim(), IndexError, op, ": too many indices for tensor of dimension ", x.dim());
@@ -38,12 +60,12 @@ IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op
                     " at index ", k, " does not match the shape of the indexed tensor ", shape_str(x.shape()),
                     " at index ", at + k);
       }
-      const Tensor nz = nonzero(t);
+      const Tensor nz = nonzero(t).to(x.device());
       for (int64_t k = 0; k < t.dim(); ++k) out.push_back(select(nz, 1, k));
     } else {
       EMBER_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, IndexError, op,
                   ": tensors used as indices must be long, int, byte or bool tensors, got ", dtype_name(t.dtype()));
-      out.push_back(t.to(DType::Int64));
+      out.push_back(t.to(x.device(), DType::Int64));
     }
   }
   EMBER_CHECK(static_cast<int64_t>(out.size()) <= x.dim(), IndexError, op, ": too many indices for tensor of dimension ",
@@ -105,7 +127,7 @@ Restrided restride_advanced(const Tensor& x, IndexList indices, const char* op) 
   }
   r.base = make_view(x, r.result_shape, base_strides, x.storage_offset());
   for (int64_t d : pos) {
-    cpu::check_index_range(*indices[d], x.size(d), d, op, true);
+    index_kernels::check_range(*indices[d], x.size(d), d, op, true);
     const Tensor e = expand(indices[d]->detach(), b);
     Strides s(r.result_shape.size(), 0);
     for (int64_t i = 0; i < nb; ++i) s[first + i] = e.stride(i);
@@ -142,7 +164,7 @@ Tensor values_for(const Tensor& values, const Shape& result_shape, DType dtype, 
 }  // namespace
 
 Tensor index(const Tensor& x, const IndexList& indices_in) {
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, "index: only the CPU is supported in this build");
+  check_kernel_device(x, "index");
   // A 0-d mask adds a dim of size 1 (True) or 0 (False), as in numpy.
   for (size_t i = 0; i < indices_in.size(); ++i) {
     const auto& t = indices_in[i];
@@ -156,16 +178,16 @@ Tensor index(const Tensor& x, const IndexList& indices_in) {
   if (!any_defined(indices)) return view(x, x.shape());
   Restrided r = restride_advanced(x, indices, "index");
   Tensor out = empty(r.result_shape, x.dtype(), x.device());
-  cpu::index_gather(out, r.base, r.indices, r.strides, r.sizes);
+  index_kernels::gather(out, r.base, r.indices, r.strides, r.sizes);
   if (autograd::any_requires_grad({x})) {
     autograd::record("IndexBackward0", {x}, {out}, {}, functions::index_backward(x.shape(), indices));
   }
   return out;
 }
 
-Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& values, bool accumulate) {
-  EMBER_CHECK(x.device().is_cpu() && values.device().is_cpu(), NotImplementedError,
-              "index_put_: only the CPU is supported in this build");
+Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& values_in, bool accumulate) {
+  check_kernel_device(x, "index_put_");
+  const Tensor values = values_on(x, values_in, "index_put_");
   for (const auto& t : indices_in) {
     EMBER_CHECK(!t || !t->defined() || t->dim() > 0 || !is_mask(*t), NotImplementedError,
                 "index_put_: 0-d bool indices are only supported through x[...] = v");
@@ -179,7 +201,7 @@ Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& val
   if (any_defined(indices)) {
     Restrided r = restride_advanced(out, indices, "index_put_");
     const Tensor v = values_for(values.detach(), r.result_shape, x.dtype(), "index_put_");
-    cpu::index_scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate);
+    index_kernels::scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate, "index_put_");
   } else {
     autograd::NoGradGuard no_grad;
     Tensor dst = out;
@@ -191,13 +213,13 @@ Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& val
   return out;
 }
 
-Tensor& index_put_(Tensor& x, const IndexList& indices, const Tensor& values, bool accumulate) {
+Tensor& index_put_(Tensor& x, const IndexList& indices, const Tensor& values_in, bool accumulate) {
   autograd::check_inplace(x, "index_put_");
-  if (autograd::any_requires_grad({x, values})) {
-    return assign_inplace(x, index_put(x, indices, values, accumulate));
+  if (autograd::any_requires_grad({x, values_in})) {
+    return assign_inplace(x, index_put(x, indices, values_in, accumulate));
   }
-  EMBER_CHECK(x.device().is_cpu() && values.device().is_cpu(), NotImplementedError,
-              "index_put_: only the CPU is supported in this build");
+  check_kernel_device(x, "index_put_");
+  const Tensor values = values_on(x, values_in, "index_put_");
   const IndexList expanded = expand_masks(x, indices, "index_put_");
   // Values that alias x are read from a copy, so writes cannot feed later reads.
   const Tensor src = values.storage().data() == x.storage().data() ? values.clone() : values;
@@ -207,7 +229,7 @@ Tensor& index_put_(Tensor& x, const IndexList& indices, const Tensor& values, bo
   }
   Restrided r = restride_advanced(x, expanded, "index_put_");
   const Tensor v = values_for(src, r.result_shape, x.dtype(), "index_put_");
-  cpu::index_scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate);
+  index_kernels::scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate, "index_put_");
   x.bump_version();
   return x;
 }

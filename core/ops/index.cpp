@@ -1,14 +1,15 @@
 // Dim-wise index ops. Each restrides its operands over one iteration shape
-// (stride 0 along the indexed dim) and calls cpu::index_gather/index_scatter.
+// (stride 0 along the indexed dim) and calls index_gather/index_scatter of
+// the operands' device (core/ops/index_kernels.h).
 #include <ember/core/ops/index.h>
 
 #include <ember/autograd/functions/index.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
-#include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 
@@ -18,10 +19,17 @@ namespace functions = autograd::functions;
 
 namespace {
 
-void check_cpu(const char* op, const std::vector<Tensor>& ts) {
+// The operands' device (common_device's rules: mixed devices raise, naming
+// each operand's), which must have kernels.
+Device kernel_device(const char* op, const std::vector<Tensor>& ts) {
   const Device dev = common_device(op, ts);
-  EMBER_CHECK(dev.is_cpu(), NotImplementedError, op, ": only the CPU is supported in this build");
+  EMBER_CHECK(dev.is_cpu() || dev.is_cuda(), NotImplementedError, op, ": no kernel for device ", dev.str());
+  return dev;
 }
+
+// common_device lets 0-d tensors sit on another device; the kernels read
+// every operand on `dev`.
+Tensor on(const Device& dev, const Tensor& t) { return !t.defined() || t.device() == dev ? t : t.to(dev); }
 
 // gather/scatter take int64 indices only, as PyTorch.
 void check_long_index(const char* op, const Tensor& index) {
@@ -95,28 +103,28 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
   Tensor out = fresh_copy(self);
   if (i1.numel() == 0) return out;
   Tensor o1 = at_least_1d(out);
-  cpu::check_index_range(i1, s1.size(d), d, op, false, cpu::RangeError::Runtime);
+  index_kernels::check_range(i1, s1.size(d), d, op, false, cpu::RangeError::Runtime);
   const Tensor values = src.impl()->wrapped_number ? src.to(self.dtype()).expand(i1.shape())
                                                    : make_view(v1, i1.shape(), v1.strides(), v1.storage_offset());
   Tensor dst = restride(o1, i1.shape(), d);
-  cpu::index_scatter(dst, values, {i1}, {o1.stride(d)}, {o1.size(d)}, accumulate);
+  index_kernels::scatter(dst, values, {i1}, {o1.stride(d)}, {o1.size(d)}, accumulate, op);
   return out;
 }
 
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
-  const Tensor index = vector_index("index_select", index_in);
-  check_cpu("index_select", {x, index});
+  Tensor index = vector_index("index_select", index_in);
+  index = on(kernel_device("index_select", {x, index}), index);
   EMBER_CHECK(x.dim() > 0 || index.numel() == 1, IndexError,
               "index_select: index to a 0-dim tensor can have only 1 value, got ", index.numel());
   const Tensor x1 = at_least_1d(x);
   const int64_t d = wrap_dim(dim, x1.dim(), "index_select");
-  cpu::check_index_range(index, x1.size(d), d, "index_select", false);
+  index_kernels::check_range(index, x1.size(d), d, "index_select", false);
   Shape shape = x1.shape();
   shape[d] = index.numel();
   Tensor out = empty(shape, x.dtype(), x.device());
-  cpu::index_gather(out, restride(x1, shape, d), {spread(index, shape, d)}, {x1.stride(d)}, {x1.size(d)});
+  index_kernels::gather(out, restride(x1, shape, d), {spread(index, shape, d)}, {x1.stride(d)}, {x1.size(d)});
   if (x.dim() == 0) out = out.reshape({});
   if (autograd::any_requires_grad({x})) {
     autograd::record("IndexSelectBackward0", {x}, {out}, {}, functions::index_select_backward(x.shape(), dim, index));
@@ -124,17 +132,17 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
   return out;
 }
 
-Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
-  check_long_index("gather", index);
-  check_cpu("gather", {x, index});
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index_in) {
+  check_long_index("gather", index_in);
+  const Tensor index = on(kernel_device("gather", {x, index_in}), index_in);
   const Tensor x1 = at_least_1d(x), i1 = at_least_1d(index);
   const int64_t d = wrap_dim(dim, x1.dim(), "gather");
   check_scatter_gather_shapes("gather", d, x1, i1, nullptr);
-  cpu::check_index_range(i1, x1.size(d), d, "gather", false, cpu::RangeError::Runtime);
+  index_kernels::check_range(i1, x1.size(d), d, "gather", false, cpu::RangeError::Runtime);
   Tensor out = empty(index.shape(), x.dtype(), x.device());
   if (i1.numel() > 0) {
     Tensor o1 = at_least_1d(out);
-    cpu::index_gather(o1, restride(x1, i1.shape(), d), {i1}, {x1.stride(d)}, {x1.size(d)});
+    index_kernels::gather(o1, restride(x1, i1.shape(), d), {i1}, {x1.stride(d)}, {x1.size(d)});
   }
   if (autograd::any_requires_grad({x})) {
     autograd::record("GatherBackward0", {x}, {out}, {}, functions::gather_backward(x.shape(), dim, index));
@@ -142,9 +150,10 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
-  check_long_index("scatter", index);
-  check_cpu("scatter", {x, index, src});
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index_in, const Tensor& src_in) {
+  check_long_index("scatter", index_in);
+  const Device dev = kernel_device("scatter", {x, index_in, src_in});
+  const Tensor index = on(dev, index_in), src = on(dev, src_in);
   EMBER_CHECK(src.dtype() == x.dtype(), Error, "scatter: expected self.dtype to be equal to src.dtype (got ",
               dtype_name(x.dtype()), " and ", dtype_name(src.dtype()), ")");
   Tensor out = scatter_impl("scatter", x, dim, index, src, false);
@@ -154,9 +163,9 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
   return out;
 }
 
-Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
-  check_long_index("scatter", index);
-  check_cpu("scatter", {x, index});
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index_in, const Scalar& value) {
+  check_long_index("scatter", index_in);
+  const Tensor index = on(kernel_device("scatter", {x, index_in}), index_in);
   Tensor out = scatter_impl("scatter", x, dim, index, scalar_tensor(value, x.device()), false);
   if (autograd::any_requires_grad({x})) {
     autograd::record("ScatterBackward1", {x}, {out}, {}, functions::scatter_backward(dim, index));
@@ -164,9 +173,10 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& 
   return out;
 }
 
-Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
-  check_long_index("scatter_add", index);
-  check_cpu("scatter_add", {x, index, src});
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index_in, const Tensor& src_in) {
+  check_long_index("scatter_add", index_in);
+  const Device dev = kernel_device("scatter_add", {x, index_in, src_in});
+  const Tensor index = on(dev, index_in), src = on(dev, src_in);
   EMBER_CHECK(src.dtype() == x.dtype(), Error, "scatter_add: expected self.dtype to be equal to src.dtype (got ",
               dtype_name(x.dtype()), " and ", dtype_name(src.dtype()), ")");
   Tensor out = scatter_impl("scatter_add", x, dim, index, src, true);
@@ -176,9 +186,11 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   return out;
 }
 
-Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index_in, const Tensor& source, const Scalar& alpha) {
-  const Tensor index = vector_index("index_add", index_in);
-  check_cpu("index_add", {x, index, source});
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index_in, const Tensor& source_in, const Scalar& alpha) {
+  Tensor index = vector_index("index_add", index_in);
+  const Device dev = kernel_device("index_add", {x, index, source_in});
+  index = on(dev, index);
+  const Tensor source = on(dev, source_in);
   EMBER_CHECK(source.dtype() == x.dtype(), Error, "index_add: self (", dtype_name(x.dtype()), ") and source (",
               dtype_name(source.dtype()), ") must have the same scalar type");
   const Tensor x1 = at_least_1d(x), s1 = at_least_1d(source);
@@ -191,14 +203,15 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index_in, const Ten
     EMBER_CHECK(k == d || s1.size(k) == x1.size(k), Error, "index_add: source ", shape_str(source.shape()),
                 " and self ", shape_str(x.shape()), " must match in every dimension but ", d);
   }
-  cpu::check_index_range(index, x1.size(d), d, "index_add", false);
+  index_kernels::check_range(index, x1.size(d), d, "index_add", false);
   Tensor out = fresh_copy(x);
   {
     autograd::NoGradGuard no_grad;
     Tensor o1 = at_least_1d(out);
     Tensor values = alpha.to_double() == 1.0 ? s1 : s1.mul(scalar_tensor(alpha)).to(x.dtype());
     Tensor dst = restride(o1, s1.shape(), d);
-    cpu::index_scatter(dst, values, {spread(index, s1.shape(), d)}, {o1.stride(d)}, {o1.size(d)}, true);
+    index_kernels::scatter(dst, values, {spread(index, s1.shape(), d)}, {o1.stride(d)}, {o1.size(d)}, true,
+                           "index_add");
   }
   if (autograd::any_requires_grad({x, source})) {
     autograd::record("IndexAddBackward0", {x, source}, {out}, {}, functions::index_add_backward(dim, index, alpha));
@@ -231,14 +244,13 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   EMBER_CHECK(x.defined() && x.dtype() == DType::Int64, Error,
               "one_hot: is only applicable to index tensors of dtype int64, got ",
               x.defined() ? dtype_name(x.dtype()) : "undefined");
-  check_cpu("one_hot", {x});
+  kernel_device("one_hot", {x});
   EMBER_CHECK(num_classes >= -1, Error, "one_hot: num_classes should be -1 or non-negative, got ", num_classes);
-  if (num_classes == -1) {
-    EMBER_CHECK(x.numel() > 0, Error, "one_hot: can not infer total number of classes from empty tensor");
-    num_classes = cpu::min_max(x).second + 1;
-  }
+  EMBER_CHECK(num_classes != -1 || x.numel() > 0, Error,
+              "one_hot: can not infer total number of classes from empty tensor");
   if (x.numel() > 0) {
-    const auto [lo, hi] = cpu::min_max(x);
+    const auto [lo, hi] = index_kernels::min_max(x);  // on a GPU: read back, one synchronization
+    if (num_classes == -1) num_classes = hi + 1;
     EMBER_CHECK(lo >= 0, Error, "one_hot: class values must be non-negative, got ", lo);
     EMBER_CHECK(hi < num_classes, Error, "one_hot: class values must be smaller than num_classes (", num_classes,
                 "), got ", hi);
@@ -251,7 +263,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
 }
 
 Tensor nonzero(const Tensor& x) {
-  check_cpu("nonzero", {x});
+  if (kernel_device("nonzero", {x}).is_cuda()) return cuda::nonzero(x);
   Tensor out = empty({cpu::count_nonzero(x), x.dim()}, DType::Int64, x.device());
   cpu::nonzero(out, x);
   return out;

@@ -8,6 +8,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
+#include <ember/cuda/copy.h>
 
 namespace ember {
 
@@ -57,15 +58,18 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
       sizes[i] = t.size(d);
       shape[d] += sizes[i];
     }
+    EMBER_CHECK(device.is_cpu() || device.is_cuda(), NotImplementedError, "cat: no kernel for device ",
+                device.str());
     out = empty(shape, dtype, device);
-    EMBER_CHECK(device.is_cpu(), NotImplementedError, "cat: only the CPU is supported in this build");
     int64_t offset = 0;
     for (size_t i = 0; i < tensors.size(); ++i) {
       if (skipped_in_cat(tensors[i])) continue;
       Shape part = shape;
       part[d] = sizes[i];
       Tensor dst = make_view(out, part, out.strides(), offset * out.stride(d));
-      if (tensors[i].dtype() == dtype) {
+      if (device.is_cuda()) {
+        cuda::copy_on_device(dst, tensors[i]);  // casts too
+      } else if (tensors[i].dtype() == dtype) {
         cpu::index_gather(dst, tensors[i], {}, {}, {});  // row copies; faster than copy on strided dsts
       } else {
         cpu::copy(dst, tensors[i]);

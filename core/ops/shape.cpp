@@ -6,9 +6,9 @@
 
 #include <ember/autograd/functions/shape.h>
 #include <ember/autograd/node.h>
-#include <ember/core/cpu/index.h>
 #include <ember/core/cpu/shape.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/reduce.h>
 
 namespace ember {
@@ -244,7 +244,8 @@ Tensor flip(const Tensor& x, const Dims& dims) {
     EMBER_CHECK(!flipped[d], Error, "flip: dim ", d, " appears multiple times in the list of dims");
     flipped[d] = true;
   }
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, "flip: only the CPU is supported in this build");
+  EMBER_CHECK(x.device().is_cpu() || x.device().is_cuda(), NotImplementedError, "flip: no kernel for device ",
+              x.device().str());
   // A negative-stride view of x read into a fresh tensor.
   Strides strides = x.strides();
   int64_t offset = x.storage_offset();
@@ -255,7 +256,7 @@ Tensor flip(const Tensor& x, const Dims& dims) {
     }
   }
   Tensor out = empty(x.shape(), x.dtype(), x.device());
-  cpu::index_gather(out, make_view(x, x.shape(), strides, offset), {}, {}, {});
+  index_kernels::gather(out, make_view(x, x.shape(), strides, offset), {}, {}, {});
   Dims wrapped;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (flipped[d]) wrapped.push_back(d);
@@ -287,9 +288,11 @@ Tensor tril_triu(const Tensor& x, int64_t diagonal, bool lower) {
   const char* name = lower ? "tril" : "triu";
   EMBER_CHECK(x.dim() >= 2, Error, name, ": input tensor must have at least 2 dimensions, got shape ",
               shape_str(x.shape()));
-  EMBER_CHECK(x.device().is_cpu(), NotImplementedError, name, ": only the CPU is supported in this build");
+  EMBER_CHECK(x.device().is_cpu() || x.device().is_cuda(), NotImplementedError, name, ": no kernel for device ",
+              x.device().str());
   Tensor out = empty(x.shape(), x.dtype(), x.device());
-  cpu::tril_triu(out, x, diagonal, lower);
+  if (x.device().is_cuda()) cuda::tril_triu(out, x, diagonal, lower);
+  else cpu::tril_triu(out, x, diagonal, lower);
   if (autograd::any_requires_grad({x})) {
     autograd::record(lower ? "TrilBackward0" : "TriuBackward0", {x}, {out}, {},
                      functions::tril_triu_backward(diagonal, lower));

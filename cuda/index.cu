@@ -1,0 +1,521 @@
+// The index family on the GPU (contracts in cuda/index.h):
+// - index_gather / index_scatter: one thread per element of the iteration
+//   shape; the operands' offsets come from the (coalesced) sizes and strides,
+//   in 32-bit arithmetic when every offset fits, and each index tensor adds
+//   its wrapped value times the indexed dim's stride. Plain copies move
+//   elements as 1/2/4/8-byte words; accumulate uses atomicAdd.
+// - min_max (range checks, one_hot): a two-pass block reduction whose two
+//   values are read back to the host.
+// - nonzero: per-tile counts, their prefix sum (ember::cumsum), then an
+//   in-tile scan that writes each element's coordinates at its row-major rank.
+// - tril_triu: one thread per output element.
+#include <ember/cuda/index.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <ember/core/error.h>
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/reduce.h>
+#include <ember/cuda/context.h>
+#include <ember/cuda/error.h>
+
+namespace ember::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kIndexMaxDims = 16;    // dims of an iteration shape after coalescing
+constexpr int kMaxIndices = 16;      // index tensors of one advanced indexing
+
+unsigned blocks_for(int64_t work) {
+  const int64_t b = (work + kThreads - 1) / kThreads;
+  // Grid-stride loops cover the rest.
+  return static_cast<unsigned>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
+}
+
+// ---- index_gather / index_scatter ------------------------------------------------------------
+
+// Operand 0 is the side addressed plainly (gather's out, scatter's values),
+// operand 1 the side the indices address (gather's src, scatter's dst),
+// operand 2 + k index k. Strides in elements; unused entries are zero.
+template <int N>
+struct IndexGeometry {
+  int ndim;
+  int nidx;
+  int64_t shape[kIndexMaxDims];
+  int64_t strides[2 + N][kIndexMaxDims];
+  const int64_t* index[N];
+  int64_t index_stride[N];
+  int64_t index_size[N];
+};
+
+template <int N, class Index, class Op>
+__global__ void index_kernel(IndexGeometry<N> g, int64_t n, Op op) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    Index rest = static_cast<Index>(i);
+    Index off[2 + N];
+#pragma unroll
+    for (int t = 0; t < 2 + N; ++t) off[t] = 0;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      const Index size = static_cast<Index>(g.shape[d]);
+      const Index c = rest % size;
+      rest /= size;
+#pragma unroll
+      for (int t = 0; t < 2 + N; ++t) off[t] += c * static_cast<Index>(g.strides[t][d]);
+    }
+    int64_t target = off[1];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < g.nidx) {
+        int64_t v = g.index[k][off[2 + k]];
+        if (v < 0) v += g.index_size[k];  // the range was checked on the host
+        target += v * g.index_stride[k];
+      }
+    }
+    op(static_cast<int64_t>(off[0]), target);
+  }
+}
+
+template <class U>
+struct GatherOp {
+  U* out;
+  const U* src;
+  __device__ void operator()(int64_t plain, int64_t indexed) const { out[plain] = src[indexed]; }
+};
+
+template <class U>
+struct ScatterOp {
+  U* dst;
+  const U* values;
+  __device__ void operator()(int64_t plain, int64_t indexed) const { dst[indexed] = values[plain]; }
+};
+
+__device__ inline void atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ inline void atomic_add(double* p, double v) { atomicAdd(p, v); }
+// Native 16-bit atomics: sm_70 (half) and sm_80 (bfloat16), below every
+// architecture ember builds for.
+__device__ inline void atomic_add(__half* p, __half v) { atomicAdd(p, v); }
+__device__ inline void atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }
+__device__ inline void atomic_add(int32_t* p, int32_t v) { atomicAdd(p, v); }
+// Two's complement: an unsigned add is the signed add.
+__device__ inline void atomic_add(int64_t* p, int64_t v) {
+  static_assert(sizeof(int64_t) == sizeof(unsigned long long), "int64_t must be 64-bit");
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+// bool accumulates as a logical or (as on the CPU): only true is ever
+// written, so racing writers agree.
+__device__ inline void atomic_add(bool* p, bool v) {
+  if (v) *p = true;
+}
+
+template <class T>
+struct AddOp {
+  T* dst;
+  const T* values;
+  __device__ void operator()(int64_t plain, int64_t indexed) const { atomic_add(dst + indexed, values[plain]); }
+};
+
+// The operands' shape with size-1 dims dropped and dims merged where every
+// operand steps through them as through one.
+struct Layout {
+  Shape shape;
+  std::vector<Strides> strides;  // per operand
+};
+
+Layout coalesce(const Shape& shape, const std::vector<const Tensor*>& ops) {
+  Layout l;
+  l.strides.resize(ops.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !l.shape.empty();
+    for (size_t t = 0; merge && t < ops.size(); ++t) merge = l.strides[t].back() == ops[t]->stride(d) * shape[d];
+    if (merge) {
+      l.shape.back() *= shape[d];
+      for (size_t t = 0; t < ops.size(); ++t) l.strides[t].back() = ops[t]->stride(d);
+    } else {
+      l.shape.push_back(shape[d]);
+      for (size_t t = 0; t < ops.size(); ++t) l.strides[t].push_back(ops[t]->stride(d));
+    }
+  }
+  return l;
+}
+
+// Whether every operand's offsets (in elements, before the indices add
+// theirs) and the element count fit in int32.
+bool fits_int32(const Layout& l, int64_t n) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (n > kMax) return false;
+  for (const Strides& s : l.strides) {
+    int64_t extent = 0;
+    for (size_t d = 0; d < l.shape.size(); ++d) extent += (s[d] < 0 ? -s[d] : s[d]) * (l.shape[d] - 1);
+    if (extent > kMax) return false;
+  }
+  return true;
+}
+
+struct IndexArgs {
+  const std::vector<Tensor>& indices;
+  const std::vector<int64_t>& index_strides;
+  const std::vector<int64_t>& sizes;
+};
+
+template <int N, class Op>
+void launch_index(const Layout& l, const IndexArgs& a, int64_t n, const Op& op, cudaStream_t stream) {
+  IndexGeometry<N> g{};
+  g.ndim = static_cast<int>(l.shape.size());
+  g.nidx = static_cast<int>(a.indices.size());
+  for (int d = 0; d < g.ndim; ++d) {
+    g.shape[d] = l.shape[d];
+    for (size_t t = 0; t < l.strides.size(); ++t) g.strides[t][d] = l.strides[t][d];
+  }
+  for (int k = 0; k < g.nidx; ++k) {
+    g.index[k] = static_cast<const int64_t*>(a.indices[k].data_ptr());
+    g.index_stride[k] = a.index_strides[k];
+    g.index_size[k] = a.sizes[k];
+  }
+  if (fits_int32(l, n)) {
+    index_kernel<N, int32_t, Op><<<blocks_for(n), kThreads, 0, stream>>>(g, n, op);
+  } else {
+    index_kernel<N, int64_t, Op><<<blocks_for(n), kThreads, 0, stream>>>(g, n, op);
+  }
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
+// Runs op over `plain`'s shape; `indexed` is the operand the indices address.
+template <class Op>
+void run_index(const Tensor& plain, const Tensor& indexed, const IndexArgs& a, const Op& op, const char* what) {
+  const Shape& shape = plain.shape();
+  const int64_t n = plain.numel();
+  if (n == 0) return;
+  EMBER_CHECK(a.indices.size() == a.index_strides.size() && a.indices.size() == a.sizes.size(), Error, what,
+              ": got ", a.indices.size(), " indices but ", a.index_strides.size(), " strides and ", a.sizes.size(),
+              " sizes");
+  EMBER_CHECK(static_cast<int>(a.indices.size()) <= kMaxIndices, NotImplementedError, what, ": at most ", kMaxIndices,
+              " index tensors are supported on CUDA, got ", a.indices.size());
+  std::vector<const Tensor*> ops{&plain, &indexed};
+  for (const Tensor& t : a.indices) ops.push_back(&t);
+  for (const Tensor* t : ops) {
+    EMBER_CHECK(t->shape() == shape, Error, what, ": every operand must have the iteration shape ",
+                shape_str(shape), ", got ", shape_str(t->shape()));
+    EMBER_CHECK(t->device() == plain.device(), Error, what, ": every operand must be on ", plain.device().str(),
+                ", got one on ", t->device().str());
+  }
+  for (const Tensor& t : a.indices) {
+    EMBER_CHECK(t.dtype() == DType::Int64, Error, what, ": expected int64 indices, got ", dtype_name(t.dtype()));
+  }
+  const Layout l = coalesce(shape, ops);
+  EMBER_CHECK(static_cast<int>(l.shape.size()) <= kIndexMaxDims, NotImplementedError, what, ": at most ",
+              kIndexMaxDims, " dimensions are supported on CUDA, got ", l.shape.size(), " (after merging)");
+  const int device = plain.device().index;
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  if (a.indices.size() <= 1) launch_index<1>(l, a, n, op, stream);
+  else launch_index<kMaxIndices>(l, a, n, op, stream);
+}
+
+// Calls f(U{}) with U an unsigned integer of the element size (plain moves).
+template <class F>
+void dispatch_bits(size_t itemsize, const char* what, F&& f) {
+  switch (itemsize) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+  }
+  throw Error(str(what, ": unsupported element size ", itemsize));
+}
+
+template <class F>
+void dispatch_accumulate(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(__half{});
+    case DType::BFloat16: return f(__nv_bfloat16{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Bool: return f(bool{});
+    default: break;
+  }
+  throw NotImplementedError(str(op, ": accumulating into ", dtype_name(d),
+                                " tensors is not implemented on CUDA (float32, float64, float16, bfloat16, int32, "
+                                "int64 and bool are)"));
+}
+
+// ---- min/max ------------------------------------------------------------------------------------
+
+constexpr int kMinMaxBlocks = 1024;
+
+// lo_out[b] / hi_out[b]: min of lo_in and max of hi_in over block b's share
+// of the n elements (a first pass reads one tensor as both).
+__global__ void min_max_kernel(const int64_t* lo_in, const int64_t* hi_in, int64_t n, int64_t* lo_out,
+                               int64_t* hi_out) {
+  __shared__ int64_t lo[kThreads];
+  __shared__ int64_t hi[kThreads];
+  int64_t a = INT64_MAX, b = INT64_MIN;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    a = lo_in[i] < a ? lo_in[i] : a;
+    b = hi_in[i] > b ? hi_in[i] : b;
+  }
+  lo[threadIdx.x] = a;
+  hi[threadIdx.x] = b;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s) {
+      lo[threadIdx.x] = lo[threadIdx.x + s] < lo[threadIdx.x] ? lo[threadIdx.x + s] : lo[threadIdx.x];
+      hi[threadIdx.x] = hi[threadIdx.x + s] > hi[threadIdx.x] ? hi[threadIdx.x + s] : hi[threadIdx.x];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    lo_out[blockIdx.x] = lo[0];
+    hi_out[blockIdx.x] = hi[0];
+  }
+}
+
+// ---- nonzero ------------------------------------------------------------------------------------
+
+constexpr int kScanItems = 16;                       // consecutive elements per thread
+constexpr int64_t kTile = int64_t{kThreads} * kScanItems;  // elements per block
+
+__device__ inline int count_items(const uint8_t* flags, int64_t first, int64_t n) {
+  int c = 0;
+  for (int j = 0; j < kScanItems; ++j) c += (first + j < n && flags[first + j] != 0) ? 1 : 0;
+  return c;
+}
+
+// counts[b] = nonzero flags in tile b.
+__global__ void count_tiles_kernel(const uint8_t* flags, int64_t n, int64_t* counts) {
+  __shared__ int partial[kThreads];
+  partial[threadIdx.x] = count_items(flags, static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kScanItems, n);
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) counts[blockIdx.x] = partial[0];
+}
+
+struct Coords {
+  int ndim;
+  int64_t shape[kIndexMaxDims];
+};
+
+// Writes the coordinates of every nonzero element of tile b at rows
+// ends[b] - counts[b] + (its rank within the tile).
+__global__ void write_nonzero_kernel(const uint8_t* flags, int64_t n, const int64_t* counts, const int64_t* ends,
+                                     Coords g, int64_t* out) {
+  __shared__ int scan[kThreads];
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kScanItems;
+  const int mine = count_items(flags, first, n);
+  scan[threadIdx.x] = mine;
+  __syncthreads();
+  for (int s = 1; s < kThreads; s <<= 1) {  // inclusive scan over the block's threads
+    const int add = static_cast<int>(threadIdx.x) >= s ? scan[threadIdx.x - s] : 0;
+    __syncthreads();
+    scan[threadIdx.x] += add;
+    __syncthreads();
+  }
+  int64_t row = ends[blockIdx.x] - counts[blockIdx.x] + scan[threadIdx.x] - mine;
+  for (int j = 0; j < kScanItems; ++j) {
+    const int64_t i = first + j;
+    if (i >= n || flags[i] == 0) continue;
+    int64_t rest = i;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      out[row * g.ndim + d] = rest % g.shape[d];
+      rest /= g.shape[d];
+    }
+    ++row;
+  }
+}
+
+// x as contiguous 0/1 bytes: nonzero means != 0 (NaN counts, -0.0 does not).
+Tensor nonzero_flags(const Tensor& x) {
+  const Tensor t = x.detach();
+  if (t.dtype() == DType::Bool) return t.contiguous();
+  return ember::ne(t, ember::zeros({}, t.dtype(), t.device())).contiguous();
+}
+
+struct Tiles {
+  Tensor flags;   // contiguous bool
+  Tensor counts;  // int64 [tiles]: nonzeros per tile
+  Tensor ends;    // int64 [tiles]: their inclusive prefix sum
+  int64_t total = 0;
+};
+
+Tiles count_tiles(const Tensor& x) {
+  Tiles r;
+  const int64_t n = x.numel();
+  if (n == 0) return r;
+  r.flags = nonzero_flags(x);
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  r.counts = ember::empty({tiles}, DType::Int64, x.device());
+  count_tiles_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, current_cuda_stream(x.device().index)>>>(
+      static_cast<const uint8_t*>(r.flags.data_ptr()), n, static_cast<int64_t*>(r.counts.data_ptr()));
+  EMBER_CUDA_KERNEL_CHECK();
+  r.ends = ember::cumsum(r.counts, 0).contiguous();
+  // The count decides the result's size: read back (a synchronization, as in PyTorch).
+  const Tensor last = r.ends.narrow(0, tiles - 1, 1).to(kCPU);
+  r.total = static_cast<const int64_t*>(last.data_ptr())[0];
+  return r;
+}
+
+// ---- tril / triu --------------------------------------------------------------------------------
+
+struct TriGeometry {
+  int nbatch;
+  int64_t batch_shape[kIndexMaxDims];
+  int64_t batch_strides[kIndexMaxDims];
+  int64_t rows, cols, row_stride, col_stride;
+};
+
+template <class U>
+__global__ void tril_triu_kernel(U* out, const U* x, TriGeometry g, int64_t n, int64_t diagonal, bool lower) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t j = i % g.cols;
+    const int64_t r = (i / g.cols) % g.rows;
+    int64_t batch = i / (g.cols * g.rows);
+    int64_t off = r * g.row_stride + j * g.col_stride;
+    for (int d = g.nbatch - 1; d >= 0; --d) {
+      off += (batch % g.batch_shape[d]) * g.batch_strides[d];
+      batch /= g.batch_shape[d];
+    }
+    const bool keep = lower ? j - r <= diagonal : j - r >= diagonal;
+    out[i] = keep ? x[off] : U(0);  // all-zero bits are 0 in every dtype
+  }
+}
+
+}  // namespace
+
+void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
+                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes) {
+  EMBER_CHECK(out.dtype() == src.dtype(), Error, "index_gather: out (", dtype_name(out.dtype()), ") and src (",
+              dtype_name(src.dtype()), ") must have one dtype");
+  const IndexArgs a{indices, index_strides, sizes};
+  dispatch_bits(out.element_size(), "index_gather", [&](auto tag) {
+    using U = decltype(tag);
+    run_index(out, src, a, GatherOp<U>{static_cast<U*>(out.data_ptr()), static_cast<const U*>(src.data_ptr())},
+              "index_gather");
+  });
+}
+
+void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
+                   const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes, bool accumulate,
+                   const char* op) {
+  EMBER_CHECK(dst.dtype() == values.dtype(), Error, op, ": the destination (", dtype_name(dst.dtype()),
+              ") and the values (", dtype_name(values.dtype()), ") must have one dtype");
+  const IndexArgs a{indices, index_strides, sizes};
+  if (!accumulate) {
+    dispatch_bits(dst.element_size(), op, [&](auto tag) {
+      using U = decltype(tag);
+      run_index(values, dst, a,
+                ScatterOp<U>{static_cast<U*>(dst.data_ptr()), static_cast<const U*>(values.data_ptr())}, op);
+    });
+    return;
+  }
+  dispatch_accumulate(dst.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_index(values, dst, a, AddOp<T>{static_cast<T*>(dst.data_ptr()), static_cast<const T*>(values.data_ptr())}, op);
+  });
+}
+
+std::pair<int64_t, int64_t> min_max(const Tensor& index) {
+  EMBER_CHECK(index.dtype() == DType::Int64 && index.numel() > 0, Error,
+              "min_max: expected a non-empty int64 tensor, got ", dtype_name(index.dtype()), " of shape ",
+              shape_str(index.shape()));
+  const Tensor x = index.contiguous();
+  const int64_t n = x.numel();
+  const int device = x.device().index;
+  DeviceGuard guard(device);
+  cudaStream_t stream = current_cuda_stream(device);
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  const int blocks = static_cast<int>(b < kMinMaxBlocks ? b : kMinMaxBlocks);
+  Tensor scratch = ember::empty({2 * blocks + 2}, DType::Int64, x.device());
+  int64_t* s = static_cast<int64_t*>(scratch.data_ptr());
+  const int64_t* p = static_cast<const int64_t*>(x.data_ptr());
+  min_max_kernel<<<blocks, kThreads, 0, stream>>>(p, p, n, s, s + blocks);
+  EMBER_CUDA_KERNEL_CHECK();
+  min_max_kernel<<<1, kThreads, 0, stream>>>(s, s + blocks, blocks, s + 2 * blocks, s + 2 * blocks + 1);
+  EMBER_CUDA_KERNEL_CHECK();
+  const Tensor host = scratch.narrow(0, 2 * blocks, 2).to(kCPU);  // waits for the stream
+  const int64_t* h = static_cast<const int64_t*>(host.data_ptr());
+  return {h[0], h[1]};
+}
+
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative,
+                       cpu::RangeError kind) {
+  if (index.numel() == 0) return;
+  // One synchronization per check: PyTorch asserts on the device instead,
+  // but ember raises the CPU's Python exception with the bad value.
+  const auto [lo, hi] = min_max(index);
+  if (lo >= (allow_negative ? -size : 0) && hi < size) return;
+  // Out of range: the CPU check on a host copy names the first bad value in
+  // the CPU's order and raises its error.
+  cpu::check_index_range(index.to(kCPU), size, dim, op, allow_negative, kind);
+  throw Error(str(op, ": index out of bounds for dimension ", dim, " with size ", size));  // not reached
+}
+
+int64_t count_nonzero(const Tensor& x) {
+  DeviceGuard guard(x.device().index);
+  return count_tiles(x).total;
+}
+
+Tensor nonzero(const Tensor& x) {
+  EMBER_CHECK(x.dim() <= kIndexMaxDims, NotImplementedError, "nonzero: at most ", kIndexMaxDims,
+              " dimensions are supported on CUDA, got ", x.dim());
+  const int device = x.device().index;
+  DeviceGuard guard(device);
+  const Tiles t = count_tiles(x);
+  Tensor out = ember::empty({t.total, x.dim()}, DType::Int64, x.device());
+  if (t.total == 0 || x.dim() == 0) return out;
+  Coords g{};
+  g.ndim = static_cast<int>(x.dim());
+  for (int d = 0; d < g.ndim; ++d) g.shape[d] = x.size(d);
+  const int64_t n = x.numel();
+  write_nonzero_kernel<<<static_cast<unsigned>(t.counts.numel()), kThreads, 0, current_cuda_stream(device)>>>(
+      static_cast<const uint8_t*>(t.flags.data_ptr()), n, static_cast<const int64_t*>(t.counts.data_ptr()),
+      static_cast<const int64_t*>(t.ends.data_ptr()), g, static_cast<int64_t*>(out.data_ptr()));
+  EMBER_CUDA_KERNEL_CHECK();
+  return out;
+}
+
+void tril_triu(Tensor& out, const Tensor& x, int64_t diagonal, bool lower) {
+  const char* name = lower ? "tril" : "triu";
+  const int64_t nd = x.dim();
+  EMBER_CHECK(nd >= 2 && nd - 2 <= kIndexMaxDims, NotImplementedError, name, ": expected 2 to ", kIndexMaxDims + 2,
+              " dimensions on CUDA, got ", nd);
+  EMBER_CHECK(out.is_contiguous() && out.shape() == x.shape() && out.dtype() == x.dtype(), Error, name,
+              ": expected a contiguous output of the input's shape and dtype");
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  TriGeometry g{};
+  g.nbatch = static_cast<int>(nd - 2);
+  for (int d = 0; d < g.nbatch; ++d) {
+    g.batch_shape[d] = x.size(d);
+    g.batch_strides[d] = x.stride(d);
+  }
+  g.rows = x.size(nd - 2);
+  g.cols = x.size(nd - 1);
+  g.row_stride = x.stride(nd - 2);
+  g.col_stride = x.stride(nd - 1);
+  const int device = x.device().index;
+  DeviceGuard guard(device);
+  dispatch_bits(x.element_size(), name, [&](auto tag) {
+    using U = decltype(tag);
+    tril_triu_kernel<U><<<blocks_for(n), kThreads, 0, current_cuda_stream(device)>>>(
+        static_cast<U*>(out.data_ptr()), static_cast<const U*>(x.data_ptr()), g, n, diagonal, lower);
+    EMBER_CUDA_KERNEL_CHECK();
+  });
+}
+
+}  // namespace ember::cuda
