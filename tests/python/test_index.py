@@ -8,7 +8,12 @@ import pytest
 import ember
 from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
 
-L = lambda v: ember.tensor(np.asarray(v, dtype=np.int64))  # noqa: E731  an int64 index tensor
+
+def L(v, like=None):
+    """An int64 index tensor, on like's device when given (test_cuda_ops runs the rows on CUDA)."""
+    t = ember.tensor(np.asarray(v, dtype=np.int64))
+    return t if like is None else t.to(like.device)
+
 
 SEL = [2, 0, 2, 1]
 GATHER_IDX = np.array([[0, 3], [1, 1], [2, 0]])            # along dim 1 of a (3, 4) tensor
@@ -51,27 +56,27 @@ def key_np(key):
 MASK = np.array([[True, False, True, True, False], [False] * 5, [True] * 5, [False, True, False, False, False]])
 
 CASES = [
-    OpCase("index_select", lambda a: a.index_select(1, L(SEL)), lambda a: np.take(a, SEL, 1),
+    OpCase("index_select", lambda a: a.index_select(1, L(SEL, a)), lambda a: np.take(a, SEL, 1),
            [[(3, 4)], [(2, 3, 5)]], dtypes=(np.float32, np.float64, np.int64, np.bool_)),
-    OpCase("index_select_neg_dim", lambda a: ember.index_select(a, -1, L([1, 1])), lambda a: np.take(a, [1, 1], -1),
+    OpCase("index_select_neg_dim", lambda a: ember.index_select(a, -1, L([1, 1], a)), lambda a: np.take(a, [1, 1], -1),
            [[(3, 4)], [(2,)]]),
-    OpCase("gather", lambda a: a.gather(1, L(GATHER_IDX)), lambda a: np.take_along_axis(a, GATHER_IDX, 1),
+    OpCase("gather", lambda a: a.gather(1, L(GATHER_IDX, a)), lambda a: np.take_along_axis(a, GATHER_IDX, 1),
            [[(3, 4)]], dtypes=(np.float32, np.int32, np.bool_)),
-    OpCase("gather_dim0_smaller", lambda a: ember.gather(a, -2, L([[2, 0]])),
+    OpCase("gather_dim0_smaller", lambda a: ember.gather(a, -2, L([[2, 0]], a)),
            lambda a: np.take_along_axis(a[:, :2], np.array([[2, 0]]), 0), [[(3, 4)]]),
-    OpCase("scatter", lambda a, s: a.scatter(0, L(SCATTER_IDX), s),
+    OpCase("scatter", lambda a, s: a.scatter(0, L(SCATTER_IDX, a), s),
            lambda a, s: np_scatter(a, 0, SCATTER_IDX, s), [[(3, 4), (2, 3)], [(3, 4), (3, 4)]],
            dtypes=(np.float32, np.int64)),
-    OpCase("scatter_value", lambda a: a.scatter(0, L(SCATTER_IDX), value=-1.5),
+    OpCase("scatter_value", lambda a: a.scatter(0, L(SCATTER_IDX, a), value=-1.5),
            lambda a: np_scatter(a, 0, SCATTER_IDX, np.full(SCATTER_IDX.shape, -1.5, a.dtype)), [[(3, 4)]]),
-    OpCase("scatter_add", lambda a, s: a.scatter_add(0, L(ADD_IDX), s), lambda a, s: np_scatter(a, 0, ADD_IDX, s, True),
+    OpCase("scatter_add", lambda a, s: a.scatter_add(0, L(ADD_IDX, a), s), lambda a, s: np_scatter(a, 0, ADD_IDX, s, True),
            [[(3, 4), (2, 4)], [(3, 5), (3, 5)]], dtypes=(np.float32, np.float64, np.int64)),
-    OpCase("index_add", lambda a, s: a.index_add(1, L([3, 0, 3]), s, alpha=2),
+    OpCase("index_add", lambda a, s: a.index_add(1, L([3, 0, 3], a), s, alpha=2),
            lambda a, s: np_index_add(a, 1, [3, 0, 3], s, 2), [[(2, 4), (2, 3)], [(3, 4, 2), (3, 3, 2)]],
            dtypes=(np.float32, np.int64)),
-    OpCase("take_along_dim", lambda a: a.take_along_dim(L([[0, 2]]), 1),
+    OpCase("take_along_dim", lambda a: a.take_along_dim(L([[0, 2]], a), 1),
            lambda a: np.take_along_axis(a, np.broadcast_to([[0, 2]], (a.shape[0], 2)), 1), [[(3, 4)]]),
-    OpCase("take_along_dim_flat", lambda a: ember.take_along_dim(a, L([5, 0, 5])),
+    OpCase("take_along_dim_flat", lambda a: ember.take_along_dim(a, L([5, 0, 5], a)),
            lambda a: a.reshape(-1)[[5, 0, 5]], [[(3, 4)], [(2, 3, 2)]]),
     OpCase("masked_select", lambda a: a.masked_select(ember.tensor(MASK)), lambda a: a[MASK], [[(4, 5)]],
            dtypes=(np.float32, np.int64)),

@@ -74,7 +74,7 @@ CASES = [
            [[(2, 3), (4, 3)], [(1,), (3,)]], dtypes=ALL_DTYPES),
     OpCase("cat_neg", lambda a, b, c: ember.cat((a, b, c), -1), lambda a, b, c: np.concatenate([a, b, c], -1),
            [[(2, 3), (2, 1), (2, 0)], [(2, 2, 1), (2, 2, 3), (2, 2, 2)]]),
-    OpCase("cat_skips_empty_1d", lambda a, b: ember.cat([a, ember.zeros(0, dtype=a.dtype), b], 1),
+    OpCase("cat_skips_empty_1d", lambda a, b: ember.cat([a, ember.zeros(0, dtype=a.dtype, device=a.device), b], 1),
            lambda a, b: np.concatenate([a, b], 1), [[(2, 3), (2, 2)]]),
     OpCase("stack", lambda a, b: ember.stack([a, b]), lambda a, b: np.stack([a, b]), [[(2, 3), (2, 3)], [(1,), (1,)]],
            dtypes=ALL_DTYPES),
