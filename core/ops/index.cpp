@@ -28,8 +28,10 @@ Device kernel_device(const char* op, const std::vector<Tensor>& ts) {
 }
 
 // common_device lets 0-d tensors sit on another device; the kernels read
-// every operand on `dev`.
-Tensor on(const Device& dev, const Tensor& t) { return !t.defined() || t.device() == dev ? t : t.to(dev); }
+// every operand on `dev` (wrapped numbers are moved where they are used).
+Tensor on(const Device& dev, const Tensor& t) {
+  return !t.defined() || t.device() == dev || t.impl()->wrapped_number ? t : t.to(dev);
+}
 
 // gather/scatter take int64 indices only, as PyTorch.
 void check_long_index(const char* op, const Tensor& index) {
@@ -104,7 +106,7 @@ Tensor scatter_impl(const char* op, const Tensor& self, int64_t dim, const Tenso
   if (i1.numel() == 0) return out;
   Tensor o1 = at_least_1d(out);
   index_kernels::check_range(i1, s1.size(d), d, op, false, cpu::RangeError::Runtime);
-  const Tensor values = src.impl()->wrapped_number ? src.to(self.dtype()).expand(i1.shape())
+  const Tensor values = src.impl()->wrapped_number ? src.to(self.device(), self.dtype()).expand(i1.shape())
                                                    : make_view(v1, i1.shape(), v1.strides(), v1.storage_offset());
   Tensor dst = restride(o1, i1.shape(), d);
   index_kernels::scatter(dst, values, {i1}, {o1.stride(d)}, {o1.size(d)}, accumulate, op);
