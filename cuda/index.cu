@@ -24,21 +24,17 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kIndexMaxDims = 16;    // dims of an iteration shape after coalescing
-constexpr int kMaxIndices = 16;      // index tensors of one advanced indexing
-
-unsigned blocks_for(int64_t work) {
-  const int64_t b = (work + kThreads - 1) / kThreads;
-  // Grid-stride loops cover the rest.
-  return static_cast<unsigned>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
-}
+// kThreads, kMaxDims (the most dims of a shape after coalescing) and the
+// grid size of grid-stride loops come from the elementwise launcher.
+constexpr int kMaxIndices = 16;  // index tensors of one advanced indexing
+using detail::blocks_for;
 
 // ---- index_gather / index_scatter ------------------------------------------------------------
 
@@ -49,8 +45,8 @@ template <int N>
 struct IndexGeometry {
   int ndim;
   int nidx;
-  int64_t shape[kIndexMaxDims];
-  int64_t strides[2 + N][kIndexMaxDims];
+  int64_t shape[kMaxDims];
+  int64_t strides[2 + N][kMaxDims];
   const int64_t* index[N];
   int64_t index_stride[N];
   int64_t index_size[N];
@@ -212,8 +208,8 @@ void run_index(const Tensor& plain, const Tensor& indexed, const IndexArgs& a, c
     EMBER_CHECK(t.dtype() == DType::Int64, Error, what, ": expected int64 indices, got ", dtype_name(t.dtype()));
   }
   const Layout l = coalesce(shape, ops);
-  EMBER_CHECK(static_cast<int>(l.shape.size()) <= kIndexMaxDims, NotImplementedError, what, ": at most ",
-              kIndexMaxDims, " dimensions are supported on CUDA, got ", l.shape.size(), " (after merging)");
+  EMBER_CHECK(static_cast<int>(l.shape.size()) <= kMaxDims, NotImplementedError, what, ": at most ",
+              kMaxDims, " dimensions are supported on CUDA, got ", l.shape.size(), " (after merging)");
   const int device = plain.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
@@ -307,7 +303,7 @@ __global__ void count_tiles_kernel(const uint8_t* flags, int64_t n, int64_t* cou
 
 struct Coords {
   int ndim;
-  int64_t shape[kIndexMaxDims];
+  int64_t shape[kMaxDims];
 };
 
 // Writes the coordinates of every nonzero element of tile b at rows
@@ -373,8 +369,8 @@ Tiles count_tiles(const Tensor& x) {
 
 struct TriGeometry {
   int nbatch;
-  int64_t batch_shape[kIndexMaxDims];
-  int64_t batch_strides[kIndexMaxDims];
+  int64_t batch_shape[kMaxDims];
+  int64_t batch_strides[kMaxDims];
   int64_t rows, cols, row_stride, col_stride;
 };
 
@@ -471,7 +467,7 @@ int64_t count_nonzero(const Tensor& x) {
 }
 
 Tensor nonzero(const Tensor& x) {
-  EMBER_CHECK(x.dim() <= kIndexMaxDims, NotImplementedError, "nonzero: at most ", kIndexMaxDims,
+  EMBER_CHECK(x.dim() <= kMaxDims, NotImplementedError, "nonzero: at most ", kMaxDims,
               " dimensions are supported on CUDA, got ", x.dim());
   const int device = x.device().index;
   DeviceGuard guard(device);
@@ -492,7 +488,7 @@ Tensor nonzero(const Tensor& x) {
 void tril_triu(Tensor& out, const Tensor& x, int64_t diagonal, bool lower) {
   const char* name = lower ? "tril" : "triu";
   const int64_t nd = x.dim();
-  EMBER_CHECK(nd >= 2 && nd - 2 <= kIndexMaxDims, NotImplementedError, name, ": expected 2 to ", kIndexMaxDims + 2,
+  EMBER_CHECK(nd >= 2 && nd - 2 <= kMaxDims, NotImplementedError, name, ": expected 2 to ", kMaxDims + 2,
               " dimensions on CUDA, got ", nd);
   EMBER_CHECK(out.is_contiguous() && out.shape() == x.shape() && out.dtype() == x.dtype(), Error, name,
               ": expected a contiguous output of the input's shape and dtype");
