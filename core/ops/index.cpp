@@ -261,7 +261,13 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
   shape.push_back(num_classes);
   Tensor out = zeros(shape, DType::Int64, x.device());
   if (x.numel() == 0 || num_classes == 0) return out;
-  return scatter(out, -1, unsqueeze(x.detach(), -1), Scalar(int64_t{1}));
+  // out[..., x[...]] = 1, written in place: the classes were checked above.
+  const Tensor classes = unsqueeze(x.detach(), -1);
+  const int64_t last = out.dim() - 1;
+  Tensor dst = restride(out, classes.shape(), last);
+  const Tensor one = scalar_tensor(Scalar(int64_t{1}), DType::Int64, x.device()).expand(classes.shape());
+  index_kernels::scatter(dst, one, {classes}, {out.stride(last)}, {num_classes}, false, "one_hot");
+  return out;
 }
 
 Tensor nonzero(const Tensor& x) {
