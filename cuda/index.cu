@@ -26,57 +26,25 @@
 #include <ember/cuda/context.h>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/error.h>
+#include <ember/cuda/index_layout.h>
 
 namespace ember::cuda {
 
 namespace {
 
-// kThreads, kMaxDims (the most dims of a shape after coalescing) and the
-// grid size of grid-stride loops come from the elementwise launcher.
-constexpr int kMaxIndices = 16;  // index tensors of one advanced indexing
+// kThreads, kMaxDims and the grid size of grid-stride loops come from the
+// elementwise launcher; the index kernels' addressing from index_layout.h.
 using detail::blocks_for;
 
 // ---- index_gather / index_scatter ------------------------------------------------------------
-
-// Operand 0 is the side addressed plainly (gather's out, scatter's values),
-// operand 1 the side the indices address (gather's src, scatter's dst),
-// operand 2 + k index k. Strides in elements; unused entries are zero.
-template <int N>
-struct IndexGeometry {
-  int ndim;
-  int nidx;
-  int64_t shape[kMaxDims];
-  int64_t strides[2 + N][kMaxDims];
-  const int64_t* index[N];
-  int64_t index_stride[N];
-  int64_t index_size[N];
-};
 
 template <int N, class Index, class Op>
 __global__ void index_kernel(IndexGeometry<N> g, int64_t n, Op op) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    Index rest = static_cast<Index>(i);
-    Index off[2 + N];
-#pragma unroll
-    for (int t = 0; t < 2 + N; ++t) off[t] = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      const Index size = static_cast<Index>(g.shape[d]);
-      const Index c = rest % size;
-      rest /= size;
-#pragma unroll
-      for (int t = 0; t < 2 + N; ++t) off[t] += c * static_cast<Index>(g.strides[t][d]);
-    }
-    int64_t target = off[1];
-#pragma unroll
-    for (int k = 0; k < N; ++k) {
-      if (k < g.nidx) {
-        int64_t v = g.index[k][off[2 + k]];
-        if (v < 0) v += g.index_size[k];  // the range was checked on the host
-        target += v * g.index_stride[k];
-      }
-    }
-    op(static_cast<int64_t>(off[0]), target);
+    int64_t plain, indexed;
+    index_offsets<N, Index>(g, i, plain, indexed);
+    op(plain, indexed);
   }
 }
 
@@ -119,44 +87,6 @@ struct AddOp {
   __device__ void operator()(int64_t plain, int64_t indexed) const { atomic_add(dst + indexed, values[plain]); }
 };
 
-// The operands' shape with size-1 dims dropped and dims merged where every
-// operand steps through them as through one.
-struct Layout {
-  Shape shape;
-  std::vector<Strides> strides;  // per operand
-};
-
-Layout coalesce(const Shape& shape, const std::vector<const Tensor*>& ops) {
-  Layout l;
-  l.strides.resize(ops.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !l.shape.empty();
-    for (size_t t = 0; merge && t < ops.size(); ++t) merge = l.strides[t].back() == ops[t]->stride(d) * shape[d];
-    if (merge) {
-      l.shape.back() *= shape[d];
-      for (size_t t = 0; t < ops.size(); ++t) l.strides[t].back() = ops[t]->stride(d);
-    } else {
-      l.shape.push_back(shape[d]);
-      for (size_t t = 0; t < ops.size(); ++t) l.strides[t].push_back(ops[t]->stride(d));
-    }
-  }
-  return l;
-}
-
-// Whether every operand's offsets (in elements, before the indices add
-// theirs) and the element count fit in int32.
-bool fits_int32(const Layout& l, int64_t n) {
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  if (n > kMax) return false;
-  for (const Strides& s : l.strides) {
-    int64_t extent = 0;
-    for (size_t d = 0; d < l.shape.size(); ++d) extent += (s[d] < 0 ? -s[d] : s[d]) * (l.shape[d] - 1);
-    if (extent > kMax) return false;
-  }
-  return true;
-}
-
 struct IndexArgs {
   const std::vector<Tensor>& indices;
   const std::vector<int64_t>& index_strides;
@@ -164,19 +94,10 @@ struct IndexArgs {
 };
 
 template <int N, class Op>
-void launch_index(const Layout& l, const IndexArgs& a, int64_t n, const Op& op, cudaStream_t stream) {
-  IndexGeometry<N> g{};
-  g.ndim = static_cast<int>(l.shape.size());
-  g.nidx = static_cast<int>(a.indices.size());
-  for (int d = 0; d < g.ndim; ++d) {
-    g.shape[d] = l.shape[d];
-    for (size_t t = 0; t < l.strides.size(); ++t) g.strides[t][d] = l.strides[t][d];
-  }
-  for (int k = 0; k < g.nidx; ++k) {
-    g.index[k] = static_cast<const int64_t*>(a.indices[k].data_ptr());
-    g.index_stride[k] = a.index_strides[k];
-    g.index_size[k] = a.sizes[k];
-  }
+void launch_index(const IndexLayout& l, const IndexArgs& a, int64_t n, const Op& op, cudaStream_t stream) {
+  std::vector<const int64_t*> data;
+  for (const Tensor& t : a.indices) data.push_back(static_cast<const int64_t*>(t.data_ptr()));
+  const IndexGeometry<N> g = make_geometry<N>(l, data, a.index_strides, a.sizes);
   if (fits_int32(l, n)) {
     index_kernel<N, int32_t, Op><<<blocks_for(n), kThreads, 0, stream>>>(g, n, op);
   } else {
@@ -198,7 +119,9 @@ void run_index(const Tensor& plain, const Tensor& indexed, const IndexArgs& a, c
               " index tensors are supported on CUDA, got ", a.indices.size());
   std::vector<const Tensor*> ops{&plain, &indexed};
   for (const Tensor& t : a.indices) ops.push_back(&t);
+  std::vector<Strides> strides;
   for (const Tensor* t : ops) {
+    strides.push_back(t->strides());
     EMBER_CHECK(t->shape() == shape, Error, what, ": every operand must have the iteration shape ",
                 shape_str(shape), ", got ", shape_str(t->shape()));
     EMBER_CHECK(t->device() == plain.device(), Error, what, ": every operand must be on ", plain.device().str(),
@@ -207,9 +130,9 @@ void run_index(const Tensor& plain, const Tensor& indexed, const IndexArgs& a, c
   for (const Tensor& t : a.indices) {
     EMBER_CHECK(t.dtype() == DType::Int64, Error, what, ": expected int64 indices, got ", dtype_name(t.dtype()));
   }
-  const Layout l = coalesce(shape, ops);
-  EMBER_CHECK(static_cast<int>(l.shape.size()) <= kMaxDims, NotImplementedError, what, ": at most ",
-              kMaxDims, " dimensions are supported on CUDA, got ", l.shape.size(), " (after merging)");
+  const IndexLayout l = coalesce(shape, strides);
+  EMBER_CHECK(static_cast<int>(l.shape.size()) <= kIndexMaxDims, NotImplementedError, what, ": at most ",
+              kIndexMaxDims, " dimensions are supported on CUDA, got ", l.shape.size(), " (after merging)");
   const int device = plain.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
