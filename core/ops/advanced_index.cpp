@@ -43,14 +43,15 @@ Tensor values_on(const Tensor& x, const Tensor& values, const char* op) {
 
 // Bool masks replaced by the int64 coordinates of their true elements (one
 // index per masked dim); int32 indices widened. Checks dtypes and mask shapes.
-// from_mask[i] says out[i] came from a mask: in range by construction, so its
-// range check (a synchronization on a GPU) is skipped.
-IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op, std::vector<bool>& from_mask) {
+// checked[i] says out[i] is known to be in range: it came from a mask, or it
+// was checked on the CPU before going to x's GPU. restride_advanced skips its
+// range check, which on a GPU is a synchronization.
+IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op, std::vector<bool>& checked) {
   IndexList out;
   for (const auto& idx : indices) {
     if (!idx || !idx->defined()) {
       out.push_back(std::nullopt);
-      from_mask.push_back(false);
+      checked.push_back(false);
       continue;
     }
     const Tensor& t = *idx;
@@ -66,13 +67,17 @@ IndexList expand_masks(const Tensor& x, const IndexList& indices, const char* op
       const Tensor nz = nonzero(t).to(x.device());
       for (int64_t k = 0; k < t.dim(); ++k) {
         out.push_back(select(nz, 1, k));
-        from_mask.push_back(true);
+        checked.push_back(true);
       }
     } else {
       EMBER_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, IndexError, op,
                   ": tensors used as indices must be long, int, byte or bool tensors, got ", dtype_name(t.dtype()));
-      out.push_back(t.to(x.device(), DType::Int64));
-      from_mask.push_back(false);
+      const Tensor i64 = t.to(DType::Int64);
+      const int64_t d = static_cast<int64_t>(out.size());
+      const bool host_check = i64.device() != x.device() && d < x.dim();
+      if (host_check) index_kernels::check_range(i64, x.size(d), d, op, true);
+      out.push_back(i64.to(x.device()));
+      checked.push_back(host_check);
     }
   }
   EMBER_CHECK(static_cast<int64_t>(out.size()) <= x.dim(), IndexError, op, ": too many indices for tensor of dimension ",
@@ -89,7 +94,7 @@ struct Restrided {
 };
 
 // `indices` must have been through expand_masks and hold at least one tensor.
-Restrided restride_advanced(const Tensor& x, IndexList indices, const char* op, const std::vector<bool>& from_mask) {
+Restrided restride_advanced(const Tensor& x, IndexList indices, const char* op, const std::vector<bool>& checked) {
   indices.resize(x.dim());
   Dims order;  // x's dims, indexed ones first when they are not adjacent
   std::vector<int64_t> pos;
@@ -134,7 +139,7 @@ Restrided restride_advanced(const Tensor& x, IndexList indices, const char* op, 
   }
   r.base = make_view(x, r.result_shape, base_strides, x.storage_offset());
   for (int64_t d : pos) {
-    if (d >= static_cast<int64_t>(from_mask.size()) || !from_mask[d]) {
+    if (d >= static_cast<int64_t>(checked.size()) || !checked[d]) {
       index_kernels::check_range(*indices[d], x.size(d), d, op, true);
     }
     const Tensor e = expand(indices[d]->detach(), b);
@@ -183,10 +188,10 @@ Tensor index(const Tensor& x, const IndexList& indices_in) {
       return index(unsqueeze(x, static_cast<int64_t>(i)), rest);
     }
   }
-  std::vector<bool> from_mask;
-  const IndexList indices = expand_masks(x, indices_in, "index", from_mask);
+  std::vector<bool> checked;
+  const IndexList indices = expand_masks(x, indices_in, "index", checked);
   if (!any_defined(indices)) return view(x, x.shape());
-  Restrided r = restride_advanced(x, indices, "index", from_mask);
+  Restrided r = restride_advanced(x, indices, "index", checked);
   Tensor out = empty(r.result_shape, x.dtype(), x.device());
   index_kernels::gather(out, r.base, r.indices, r.strides, r.sizes);
   if (autograd::any_requires_grad({x})) {
@@ -202,15 +207,15 @@ Tensor index_put(const Tensor& x, const IndexList& indices_in, const Tensor& val
     EMBER_CHECK(!t || !t->defined() || t->dim() > 0 || !is_mask(*t), NotImplementedError,
                 "index_put_: 0-d bool indices are only supported through x[...] = v");
   }
-  std::vector<bool> from_mask;
-  const IndexList indices = expand_masks(x, indices_in, "index_put_", from_mask);
+  std::vector<bool> checked;
+  const IndexList indices = expand_masks(x, indices_in, "index_put_", checked);
   Tensor out;
   {
     autograd::NoGradGuard no_grad;
     out = x.clone();
   }
   if (any_defined(indices)) {
-    Restrided r = restride_advanced(out, indices, "index_put_", from_mask);
+    Restrided r = restride_advanced(out, indices, "index_put_", checked);
     const Tensor v = values_for(values.detach(), r.result_shape, x.dtype(), "index_put_");
     index_kernels::scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate, "index_put_");
   } else {
@@ -231,15 +236,15 @@ Tensor& index_put_(Tensor& x, const IndexList& indices, const Tensor& values_in,
   }
   check_kernel_device(x, "index_put_");
   const Tensor values = values_on(x, values_in, "index_put_");
-  std::vector<bool> from_mask;
-  const IndexList expanded = expand_masks(x, indices, "index_put_", from_mask);
+  std::vector<bool> checked;
+  const IndexList expanded = expand_masks(x, indices, "index_put_", checked);
   // Values that alias x are read from a copy, so writes cannot feed later reads.
   const Tensor src = values.storage().data() == x.storage().data() ? values.clone() : values;
   if (!any_defined(expanded)) {
     copy_(x, values_for(src, x.shape(), x.dtype(), "index_put_"));
     return x;
   }
-  Restrided r = restride_advanced(x, expanded, "index_put_", from_mask);
+  Restrided r = restride_advanced(x, expanded, "index_put_", checked);
   const Tensor v = values_for(src, r.result_shape, x.dtype(), "index_put_");
   index_kernels::scatter(r.base, v, r.indices, r.strides, r.sizes, accumulate, "index_put_");
   x.bump_version();

@@ -380,6 +380,7 @@ def test_out_of_range_indices_raise_like_the_cpu():
         ci, gi = index_pair(bad)
         e = bounds_error(lambda x, i: x[:, i], [cx, ci], [gx, gi])
         assert isinstance(e, IndexError) and "out of bounds" in str(e)
+        bounds_error(lambda x, i: x[:, i], [cx, ci], [gx, ci])  # a CPU index for a GPU tensor: checked on the CPU
         put = lambda x, i: x.index_put_((None, i), ember.tensor(1.0, device=x.device))  # noqa: E731
         assert "out of bounds" in str(bounds_error(put, [cx, ci], [gx, gi]))
     ci, gi = index_pair([[0, 1, 5, 2]])
