@@ -1,8 +1,9 @@
 // The index family on the GPU (contracts in cuda/index.h):
 // - index_gather / index_scatter: one thread per element of the iteration
-//   shape; the operands' offsets come from the (coalesced) sizes and strides,
-//   in 32-bit arithmetic when every offset fits, and each index tensor adds
-//   its wrapped value times the indexed dim's stride. Plain copies move
+//   shape; the operands' offsets come from the merged sizes and strides
+//   (cuda/index_layout.h, shared with the host tests), in 32-bit arithmetic
+//   when every offset fits, and each index tensor adds its wrapped value
+//   times the indexed dim's stride. Plain copies move
 //   elements as 1/2/4/8-byte words; accumulate uses atomicAdd.
 // - min_max (range checks, one_hot): a two-pass block reduction whose two
 //   values are read back to the host.
@@ -12,8 +13,7 @@
 #include <ember/cuda/index.h>
 
 #include <cstdint>
-#include <limits>
-#include <string>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
