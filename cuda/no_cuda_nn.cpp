@@ -75,5 +75,13 @@ void adam(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vec
           const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<double>&, const AdamOptions&) {
   no_cuda_nn("adam");
 }
+void rmsprop(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+             const std::vector<Tensor>&, const std::vector<Tensor>&, const RmspropOptions&) {
+  no_cuda_nn("rmsprop");
+}
+void adagrad(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+             const std::vector<double>&, const AdagradOptions&) {
+  no_cuda_nn("adagrad");
+}
 
 }  // namespace ember::cuda
