@@ -48,6 +48,9 @@ struct DeviceContext {
   // cudnnHandle_t, created at the first cuDNN call (cuda/cudnn_common.cpp); void*
   // so that this header needs no cuDNN headers.
   void* cudnn = nullptr;
+  // cuda/conv.cpp's cache of cuDNN descriptors and algorithm choices per
+  // convolution shape, created at the first convolution (type-erased likewise).
+  std::shared_ptr<void> conv_plans;
 };
 
 class Registry {
