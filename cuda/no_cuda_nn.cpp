@@ -19,6 +19,7 @@ namespace {
 }  // namespace
 
 void matmul(const Tensor&, const Tensor&, const Tensor&, double, double) { no_cuda_nn("matmul"); }
+bool matmul_bias(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double) { no_cuda_nn("addmm"); }
 void row_norm(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double, bool) {
   no_cuda_nn("layer_norm");
 }
