@@ -16,9 +16,11 @@ struct CachingAllocator::Block {
   size_t requested = 0;  // what the caller asked for, while allocated
   StreamId stream = 0;
   Pool* pool = nullptr;
-  bool allocated = false;
+  bool allocated = false;  // also while pending: a pending block must not merge
   Block* prev = nullptr;
   Block* next = nullptr;
+  std::vector<StreamId> stream_uses;  // other streams that used it (record_stream)
+  std::vector<void*> events;          // while pending: one per stream use, not yet completed
 };
 
 // Free blocks ordered by (stream, size, address): lower_bound finds the
@@ -44,6 +46,7 @@ CachingAllocator::CachingAllocator(std::unique_ptr<AllocatorBackend> backend, in
 
 CachingAllocator::~CachingAllocator() {
   try {
+    wait_pending();
     release_cached();
   } catch (...) {
     // The device may already be gone at exit; nothing useful to do.
@@ -52,6 +55,7 @@ CachingAllocator::~CachingAllocator() {
     for (Block* b : pool->free) delete b;
   }
   for (auto& kv : live_) delete kv.second;
+  for (Block* b : pending_) delete b;
 }
 
 size_t CachingAllocator::round_size(size_t nbytes) {
@@ -68,6 +72,7 @@ size_t CachingAllocator::segment_size(size_t rounded) {
 void* CachingAllocator::allocate(size_t nbytes, StreamId stream) {
   if (nbytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
+  process_pending();
   const size_t size = round_size(nbytes);
   Pool& pool = size <= kSmallRequest ? *small_ : *large_;
   Block* block = find_free(pool, size, stream);
@@ -101,6 +106,7 @@ CachingAllocator::Block* CachingAllocator::new_segment(Pool& pool, size_t size, 
   if (!p) {
     // Cached blocks of other sizes or streams may be what stands in the way.
     stats_.cache_flushes += 1;
+    wait_pending();
     release_cached();
     p = backend_->raw_alloc(seg);
   }
@@ -147,8 +153,79 @@ void CachingAllocator::free(void* ptr) {
   stats_.allocated -= block->size;
   stats_.requested -= block->requested;
   stats_.active_blocks -= 1;
-  block->allocated = false;
   block->requested = 0;
+  if (!block->stream_uses.empty()) {
+    // Work queued on those streams may still read or write the block: it is
+    // reused once an event recorded on each of them now has completed.
+    try {
+      for (StreamId s : block->stream_uses) block->events.push_back(backend_->record_event(s));
+    } catch (...) {
+      // Without events there is no telling when the block is safe: keep it
+      // out of the cache for good (it stays reserved) rather than risk reuse.
+      for (void* e : block->events) {
+        try {
+          backend_->destroy_event(e);
+        } catch (...) {
+        }
+      }
+      block->events.clear();
+      block->stream_uses.clear();
+      return;
+    }
+    block->stream_uses.clear();
+    pending_.push_back(block);
+    stats_.pending_frees += 1;
+    return;
+  }
+  free_block(block);
+}
+
+void CachingAllocator::record_stream(void* ptr, StreamId stream) {
+  if (!ptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;
+  Block* block = it->second;
+  if (stream == block->stream) return;
+  for (StreamId s : block->stream_uses) {
+    if (s == stream) return;
+  }
+  block->stream_uses.push_back(stream);
+}
+
+void CachingAllocator::process_pending() {
+  for (size_t i = 0; i < pending_.size();) {
+    Block* block = pending_[i];
+    auto& events = block->events;
+    for (size_t k = 0; k < events.size();) {
+      if (backend_->event_done(events[k])) {
+        backend_->destroy_event(events[k]);
+        events[k] = events.back();
+        events.pop_back();
+      } else {
+        ++k;
+      }
+    }
+    if (!events.empty()) {
+      ++i;
+      continue;
+    }
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    stats_.pending_frees -= 1;
+    free_block(block);
+  }
+}
+
+void CachingAllocator::wait_pending() {
+  for (Block* block : pending_) {
+    for (void* e : block->events) backend_->wait_event(e);
+  }
+  process_pending();
+}
+
+void CachingAllocator::free_block(Block* block) {
+  block->allocated = false;
   Pool& pool = *block->pool;
   if (Block* prev = block->prev; prev && !prev->allocated) {
     pool.free.erase(prev);
@@ -189,6 +266,7 @@ void CachingAllocator::release_cached() {
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mutex_);
+  wait_pending();
   release_cached();
 }
 

@@ -9,6 +9,11 @@
 // - Blocks belong to the stream they were allocated on and are only reused by
 //   that stream, so a freed block is never handed to a kernel on another
 //   stream while work queued earlier may still use it.
+// - A block that other streams used too (record_stream, as
+//   Tensor.record_stream) is not reused when it is freed: the allocator
+//   records an event on each of those streams then, and returns the block to
+//   the cache once all of them have completed (queried at later allocations;
+//   waited for by empty_cache and before giving up on a full device).
 // - A block larger than the request is split; a freed block merges with free
 //   neighbours of its segment.
 // - When the device is out of memory, the cache is released and the request
@@ -25,8 +30,12 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace ember::cuda {
+
+// A stream's identity (the cudaStream_t's value; 0 is the default stream).
+using StreamId = uintptr_t;
 
 // Raw device memory: cudaMalloc/cudaFree/cudaMemGetInfo in the CUDA build.
 struct AllocatorBackend {
@@ -39,10 +48,13 @@ struct AllocatorBackend {
     size_t total = 0;
   };
   virtual MemInfo mem_info() = 0;
+  // Events on streams (cudaEventRecord/Query/Synchronize/Destroy); the
+  // handle is opaque to the allocator.
+  virtual void* record_event(StreamId stream) = 0;
+  virtual bool event_done(void* event) = 0;
+  virtual void wait_event(void* event) = 0;
+  virtual void destroy_event(void* event) = 0;
 };
-
-// A stream's identity (the cudaStream_t's value; 0 is the default stream).
-using StreamId = uintptr_t;
 
 struct AllocatorStats {
   size_t allocated = 0;       // bytes in blocks handed to tensors (rounded sizes)
@@ -56,6 +68,7 @@ struct AllocatorStats {
   size_t raw_frees = 0;
   size_t cache_flushes = 0;   // times an allocation released the cache to retry
   size_t ooms = 0;            // OutOfMemoryError raised
+  size_t pending_frees = 0;   // freed blocks waiting for other streams' work (record_stream)
 };
 
 class CachingAllocator {
@@ -76,6 +89,10 @@ class CachingAllocator {
   void* allocate(size_t nbytes, StreamId stream = 0);
   // Returns a block from allocate() to the cache. Never throws.
   void free(void* ptr);
+  // Marks the live block at ptr as used by `stream` too, so that free() holds
+  // it back until the work queued on that stream by then has finished. No-op
+  // for the block's own stream and for pointers that are not live blocks.
+  void record_stream(void* ptr, StreamId stream);
   // Returns every fully free segment to the device.
   void empty_cache();
   AllocatorStats stats() const;
@@ -99,6 +116,9 @@ class CachingAllocator {
   Block* find_free(Pool& pool, size_t size, StreamId stream);
   Block* new_segment(Pool& pool, size_t size, StreamId stream, size_t requested);
   void split(Block* block, size_t size);
+  void free_block(Block* block);  // back into its pool, merged with free neighbours
+  void process_pending();         // frees the pending blocks whose events completed
+  void wait_pending();            // waits for every pending block's events, then frees them
   void release_cached();  // lock held
   [[noreturn]] void raise_oom(size_t requested, size_t rounded, size_t segment);
 
@@ -108,6 +128,7 @@ class CachingAllocator {
   std::unique_ptr<Pool> small_;
   std::unique_ptr<Pool> large_;
   std::unordered_map<void*, Block*> live_;
+  std::vector<Block*> pending_;  // freed, waiting for events on other streams
   AllocatorStats stats_;
 };
 

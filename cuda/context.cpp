@@ -11,7 +11,8 @@ namespace ember::cuda {
 
 namespace {
 
-// cudaMalloc/cudaFree/cudaMemGetInfo of one device, for the caching allocator.
+// cudaMalloc/cudaFree/cudaMemGetInfo and the events of one device, for the
+// caching allocator.
 class RuntimeMemory : public AllocatorBackend {
  public:
   explicit RuntimeMemory(int device) : device_(device) {}
@@ -35,6 +36,33 @@ class RuntimeMemory : public AllocatorBackend {
     MemInfo info;
     EMBER_CUDA_CHECK(cudaMemGetInfo(&info.free, &info.total));
     return info;
+  }
+  void* record_event(StreamId stream) override {
+    DeviceGuard guard(device_);
+    cudaEvent_t e = nullptr;
+    EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    const cudaError_t err = cudaEventRecord(e, reinterpret_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess) cudaEventDestroy(e);
+    EMBER_CUDA_CHECK(err);
+    return e;
+  }
+  bool event_done(void* event) override {
+    DeviceGuard guard(device_);
+    const cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (err == cudaErrorNotReady) {
+      cudaGetLastError();  // "not ready" is an answer, not an error to report later
+      return false;
+    }
+    EMBER_CUDA_CHECK(err);
+    return true;
+  }
+  void wait_event(void* event) override {
+    DeviceGuard guard(device_);
+    EMBER_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+  }
+  void destroy_event(void* event) override {
+    DeviceGuard guard(device_);
+    EMBER_CUDA_CHECK(cudaEventDestroy(static_cast<cudaEvent_t>(event)));
   }
 
  private:

@@ -45,9 +45,14 @@ struct DeviceContext {
   unsigned next_stream = 0;
   unsigned next_high_priority = 0;
   cublasHandle_t cublas = nullptr;
+  // cublasLtHandle_t, created at the first cuBLASLt call (cuda/matmul.cpp).
+  void* cublaslt = nullptr;
   // cudnnHandle_t, created at the first cuDNN call (cuda/cudnn_common.cpp); void*
   // so that this header needs no cuDNN headers.
   void* cudnn = nullptr;
+  // cuda/conv.cpp's cache of cuDNN descriptors and algorithm choices per
+  // convolution shape, created at the first convolution (type-erased likewise).
+  std::shared_ptr<void> conv_plans;
 };
 
 class Registry {

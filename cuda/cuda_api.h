@@ -77,6 +77,10 @@ void set_current_stream(const Stream& s);
 void stream_synchronize(const Stream& s);
 // True when all work queued on s has finished.
 bool stream_query(const Stream& s);
+// Tells the caching allocator that t's memory is used by work on s too
+// (Tensor.record_stream): once freed, it is not reused before the work queued
+// on s by then has finished. t must be a CUDA tensor on s's device.
+void record_stream(const Tensor& t, const Stream& s);
 
 class Event {
  public:

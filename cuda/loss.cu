@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/block_reduce.cuh>
 #include <ember/cuda/device/float_access.cuh>
 #include <ember/cuda/error.h>
 
@@ -17,42 +18,20 @@ namespace ember::cuda {
 
 namespace {
 
-constexpr int kWarp = 32;
 constexpr int kThreads = 256;
-
-
-struct Sum {
-  template <class A> __device__ A operator()(A a, A b) const { return a + b; }
-};
-struct Max {
-  template <class A> __device__ A operator()(A a, A b) const { return a > b ? a : b; }
-};
-
-// op-reduction of v over the block (kThreads threads); every thread gets it.
-template <class A, class Op>
-__device__ A block_reduce(A v, Op op, A* shared) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  A total = shared[0];
-  for (int i = 1; i < kThreads / kWarp; ++i) total = op(total, shared[i]);
-  __syncthreads();
-  return total;
-}
 
 template <class T, class A>
 __global__ void ce_forward_kernel(A* loss, A* wt, A* lse, const T* x, const int64_t* target, const A* weight,
                                   int64_t ignore_index, int64_t classes, int64_t inner) {
-  __shared__ A shared[kThreads / kWarp];
+  __shared__ A shared[kThreads / kWarpSize];
   const int64_t p = blockIdx.x, o = p / inner, i = p % inner;
   const T* xp = x + o * classes * inner + i;
   A m = -INFINITY;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) m = fmax(m, static_cast<A>(load(xp, c * inner)));
-  m = block_reduce(m, Max{}, shared);
+  m = block_max(m, shared);
   A s = 0;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) s += exp(static_cast<A>(load(xp, c * inner)) - m);
-  s = block_reduce(s, Sum{}, shared);
+  s = block_sum(s, shared);
   if (threadIdx.x == 0) {
     const A l = m + log(s);
     const int64_t t = target[p];

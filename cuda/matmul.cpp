@@ -9,12 +9,19 @@
 // a column-major matrix with ld = rs when cs == 1 (op N), or the transpose
 // of a column-major matrix with ld = cs when rs == 1 (op T). Any other layout
 // is first copied to contiguous memory.
+//
+// addmm / linear with a bias vector over the output columns go through
+// cublasLtMatmul instead, whose BIAS epilogue adds the bias as the product is
+// written (matmul_bias; the column-major D's rows are ember's columns).
 #include <ember/cuda/matmul.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <mutex>
 #include <vector>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -106,6 +113,59 @@ int to_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// ---- cuBLASLt (the bias epilogue)
+
+cublasLtHandle_t cublaslt_handle(int index) {
+  DeviceContext& ctx = Registry::get().device(index);
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  if (!ctx.cublaslt) {
+    DeviceGuard guard(ctx.index);
+    cublasLtHandle_t h = nullptr;
+    EMBER_CUBLAS_CHECK(cublasLtCreate(&h));
+    ctx.cublaslt = h;
+  }
+  return static_cast<cublasLtHandle_t>(ctx.cublaslt);
+}
+
+// The largest power of two (up to 256) dividing p's address: cuBLASLt's
+// algorithms assume 256-byte aligned operands unless told otherwise.
+uint32_t alignment_of(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 1 && v % a != 0) a /= 2;
+  return a;
+}
+
+// The descriptors of one cublasLtMatmul call, destroyed with it.
+struct LtCall {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  LtCall() = default;
+  LtCall(const LtCall&) = delete;
+  LtCall& operator=(const LtCall&) = delete;
+  ~LtCall() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (out) cublasLtMatrixLayoutDestroy(out);
+    if (second) cublasLtMatrixLayoutDestroy(second);
+    if (first) cublasLtMatrixLayoutDestroy(first);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+template <class V>
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const V& v) {
+  EMBER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)));
+}
+
+template <class V>
+void set_pref(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const V& v) {
+  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)));
+}
+
+// The most workspace the epilogue path offers cuBLASLt (taken from the caching allocator).
+constexpr uint64_t kLtWorkspace = uint64_t{4} << 20;
+
 }  // namespace
 
 void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double alpha, double beta) {
@@ -179,6 +239,63 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
   auto** arr = static_cast<void**>(dev_ptrs.get());
   EMBER_CUBLAS_CHECK(cublasGemmBatchedEx(handle, B.op, A.op, m, n, k, alpha_p, arr, dt, lda, arr + batch, dt, ldb,
                                          beta_p, arr + 2 * batch, dt, ldc, count, ct, CUBLAS_GEMM_DEFAULT));
+}
+
+bool matmul_bias(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Tensor& bias, double alpha) {
+  const DType dtype = out.dtype();
+  if (dtype != DType::Float32 && dtype != DType::Float16 && dtype != DType::BFloat16) return false;
+  if (out.dim() != 2 || a_in.dim() != 2 || b_in.dim() != 2 || bias.dim() != 1) return false;
+  if (a_in.dtype() != dtype || b_in.dtype() != dtype || bias.dtype() != dtype || !out.is_contiguous()) return false;
+  const int64_t M = out.size(0), N = out.size(1), K = a_in.size(1);
+  if (M == 0 || N == 0 || K == 0 || a_in.size(0) != M || b_in.size(0) != K || b_in.size(1) != N) return false;
+  if (bias.size(0) != N || (N > 1 && bias.stride(0) != 1)) return false;
+  if (reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) return false;
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (M > kMax || N > kMax || K > kMax) return false;
+
+  Operand A = layout_of(a_in, M, K), B = layout_of(b_in, K, N);
+  if (!A.ok) A = layout_of(contiguous_copy(a_in), M, K);
+  if (!B.ok) B = layout_of(contiguous_copy(b_in), K, N);
+  if (A.ld > kMax || B.ld > kMax) return false;
+
+  const int index = out.device().index;
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
+  cublasLtHandle_t lt = cublaslt_handle(index);
+  const cudaDataType_t dt = data_type(dtype);
+  // As in matmul(): cuBLAS's first operand is b (m = N rows of the
+  // column-major result), its second a (n = M columns).
+  const uint64_t m = static_cast<uint64_t>(N), n = static_cast<uint64_t>(M), k = static_cast<uint64_t>(K);
+  LtCall call;
+  EMBER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.desc, compute_type(dtype), CUDA_R_32F));
+  set_desc(call.desc, CUBLASLT_MATMUL_DESC_TRANSA, B.op);
+  set_desc(call.desc, CUBLASLT_MATMUL_DESC_TRANSB, A.op);
+  set_desc(call.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+  set_desc(call.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data_ptr());
+  // A layout describes the matrix as stored, before its transpose.
+  const bool b_n = B.op == CUBLAS_OP_N, a_n = A.op == CUBLAS_OP_N;
+  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.first, dt, b_n ? m : k, b_n ? k : m, B.ld));
+  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.second, dt, a_n ? k : n, a_n ? n : k, A.ld));
+  EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.out, dt, m, n, static_cast<int64_t>(m)));
+  EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&call.pref));
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kLtWorkspace);
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(B.t.data_ptr()));
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(A.t.data_ptr()));
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(out.data_ptr()));
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(out.data_ptr()));
+
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, call.desc, call.first, call.second, call.out,
+                                                           call.out, call.pref, 1, &best, &found);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0 || best.state != CUBLAS_STATUS_SUCCESS) return false;
+
+  const std::shared_ptr<void> ws = best.workspaceSize ? allocate(best.workspaceSize, index) : nullptr;
+  const float alpha_f = static_cast<float>(alpha), beta_f = 0.0f;  // D = alpha * op(A) op(B) + bias
+  EMBER_CUBLAS_CHECK(cublasLtMatmul(lt, call.desc, &alpha_f, B.t.data_ptr(), call.first, A.t.data_ptr(), call.second,
+                                    &beta_f, out.data_ptr(), call.out, out.data_ptr(), call.out, &best.algo, ws.get(),
+                                    best.workspaceSize, stream));
+  return true;
 }
 
 }  // namespace ember::cuda

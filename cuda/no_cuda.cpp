@@ -43,6 +43,7 @@ Stream new_stream(int, bool) { no_cuda("ember.cuda.Stream"); }
 void set_current_stream(const Stream&) { no_cuda("ember.cuda.set_stream"); }
 void stream_synchronize(const Stream&) { no_cuda("ember.cuda.Stream.synchronize"); }
 bool stream_query(const Stream&) { no_cuda("ember.cuda.Stream.query"); }
+void record_stream(const Tensor&, const Stream&) { no_cuda("Tensor.record_stream"); }
 
 struct Event::Impl {};
 Event::Event(bool, bool) { no_cuda("ember.cuda.Event"); }

@@ -19,6 +19,7 @@ namespace {
 }  // namespace
 
 void matmul(const Tensor&, const Tensor&, const Tensor&, double, double) { no_cuda_nn("matmul"); }
+bool matmul_bias(const Tensor&, const Tensor&, const Tensor&, const Tensor&, double) { no_cuda_nn("addmm"); }
 void row_norm(Tensor&, Tensor&, Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, double, bool) {
   no_cuda_nn("layer_norm");
 }
@@ -46,6 +47,7 @@ void conv_transpose2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, cons
   no_cuda_nn("conv_transpose2d");
 }
 void conv2d_weight(Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) { no_cuda_nn("conv2d"); }
+size_t conv_plan_count(int) { return 0; }
 
 void max_pool2d(Tensor&, Tensor&, const Tensor&, const cpu::PoolGeom&) { no_cuda_nn("max_pool2d"); }
 void max_pool2d_backward(Tensor&, const Tensor&, const Tensor&, int64_t, int64_t, int64_t) {
@@ -74,6 +76,14 @@ void sgd(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vect
 void adam(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
           const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<double>&, const AdamOptions&) {
   no_cuda_nn("adam");
+}
+void rmsprop(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+             const std::vector<Tensor>&, const std::vector<Tensor>&, const RmspropOptions&) {
+  no_cuda_nn("rmsprop");
+}
+void adagrad(const std::vector<Tensor>&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+             const std::vector<double>&, const AdagradOptions&) {
+  no_cuda_nn("adagrad");
 }
 
 }  // namespace ember::cuda

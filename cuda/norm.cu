@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/block_reduce.cuh>
 #include <ember/cuda/device/float_access.cuh>
 #include <ember/cuda/error.h>
 
@@ -17,30 +18,12 @@ namespace ember::cuda {
 
 namespace {
 
-constexpr int kWarp = 32;
-
-
-// Sum of v over the block; every thread gets the result. `shared` holds one
-// value per warp; the trailing __syncthreads lets the caller reuse it.
-template <class A>
-__device__ A block_sum(A v, A* shared) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  const int warps = (blockDim.x + kWarp - 1) / kWarp;
-  A total = 0;
-  for (int i = 0; i < warps; ++i) total += shared[i];
-  __syncthreads();
-  return total;
-}
-
 template <class T>
 __global__ void row_norm_kernel(T* out, typename Acc<T>::type* mean_out, typename Acc<T>::type* rstd_out,
                                 const T* x, const typename Acc<T>::type* w, const typename Acc<T>::type* b,
                                 int64_t cols, double eps, bool rms) {
   using A = typename Acc<T>::type;
-  __shared__ A shared[1024 / kWarp];
+  __shared__ A shared[kMaxWarps];
   const int64_t row = blockIdx.x;
   const T* xr = x + row * cols;
   T* yr = out + row * cols;
@@ -73,7 +56,7 @@ template <class T, class A = typename Acc<T>::type>
 void launch(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
             int64_t cols, double eps, bool rms) {
   // Enough threads to cover short rows in one sweep, at most 1024.
-  int threads = kWarp;
+  int threads = kWarpSize;
   while (threads < cols && threads < 1024) threads *= 2;
   const int index = x.device().index;
   DeviceGuard guard(index);
@@ -94,7 +77,7 @@ __global__ void row_norm_backward_kernel(T* gx, const T* g, const T* x, const ty
                                          const typename Acc<T>::type* rstd, const typename Acc<T>::type* w,
                                          int64_t cols) {
   using A = typename Acc<T>::type;
-  __shared__ A shared[1024 / kWarp];
+  __shared__ A shared[kMaxWarps];
   const int64_t row = blockIdx.x;
   const T* gr = g + row * cols;
   const T* xr = x + row * cols;
@@ -140,7 +123,7 @@ void launch_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const 
   const A* mp = mean.defined() && !rms ? static_cast<const A*>(mean.data_ptr()) : nullptr;
   const A* rp = static_cast<const A*>(rstd.data_ptr());
   if (gx.defined()) {
-    int threads = kWarp;
+    int threads = kWarpSize;
     while (threads < cols && threads < 1024) threads *= 2;
     EMBER_CHECK(rows <= 0x7fffffff, Error, "row_norm_backward: ", rows, " rows exceed the CUDA grid limit");
     row_norm_backward_kernel<T><<<static_cast<unsigned>(rows), threads, 0, stream>>>(
@@ -161,7 +144,7 @@ void launch_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const 
 
 template <class T>
 __global__ void channel_moments_kernel(T* mean, T* var, const T* x, int64_t n, int64_t c, int64_t inner) {
-  __shared__ T shared[1024 / kWarp];
+  __shared__ T shared[kMaxWarps];
   const int64_t ch = blockIdx.x, count = n * inner;
   T s = 0;
   for (int64_t k = threadIdx.x; k < count; k += blockDim.x) s += x[((k / inner) * c + ch) * inner + k % inner];
@@ -190,7 +173,7 @@ __global__ void channel_affine_kernel(T* out, const T* x, const T* scale, const 
 template <class T>
 __global__ void channel_sums_kernel(T* sum_g, T* sum_gxhat, const T* g, const T* x, const T* mean, const T* rstd,
                                     int64_t n, int64_t c, int64_t inner) {
-  __shared__ T shared[1024 / kWarp];
+  __shared__ T shared[kMaxWarps];
   const int64_t ch = blockIdx.x, count = n * inner;
   const T m = mean[ch], r = rstd[ch];
   T sg = 0, sx = 0;

@@ -1,8 +1,9 @@
-// Multi-tensor SGD and Adam/AdamW on the GPU. The host cuts every parameter
-// into chunks of kChunk elements and describes each chunk (its pointers, its
-// length and its parameter's per-step scalars) in one array copied to the
-// device; one block per chunk then applies the same per-element update as
-// core/cpu/optim.cpp. One launch per dtype per step, not one per tensor.
+// Multi-tensor SGD, Adam/AdamW, RMSprop and Adagrad on the GPU. The host
+// cuts every parameter into chunks of kChunk elements and describes each chunk
+// (its pointers, its length and its parameter's per-step scalars) in one array
+// copied to the device; one block per chunk then applies the same
+// per-element update as core/cpu/optim.cpp, in the same order of operations.
+// One launch per dtype per step, not one per tensor.
 #include <ember/cuda/optim.h>
 
 #include <algorithm>
@@ -95,6 +96,70 @@ __global__ void adam_kernel(const AdamChunk<T>* chunks, AdamArgs<T> s) {
 }
 
 template <class T>
+struct RmspropChunk {
+  T* p;
+  const T* g;
+  T* sq;
+  T* ga;   // null unless centered
+  T* buf;  // null unless momentum > 0
+  int64_t n;
+};
+
+template <class T>
+struct RmspropArgs {
+  T sign, wd, alpha, w, eps, lr, momentum;
+};
+
+template <class T>
+__global__ void rmsprop_kernel(const RmspropChunk<T>* chunks, RmspropArgs<T> s) {
+  const RmspropChunk<T> c = chunks[blockIdx.x];
+  for (int64_t k = threadIdx.x; k < c.n; k += blockDim.x) {
+    const T grad = effective_grad(c.g[k], c.p[k], s.sign, s.wd);
+    const T avg_sq = s.alpha * c.sq[k] + s.w * grad * grad;
+    c.sq[k] = avg_sq;
+    T var = avg_sq;
+    if (c.ga) {
+      const T a = c.ga[k] + s.w * (grad - c.ga[k]);
+      c.ga[k] = a;
+      var = avg_sq - a * a;
+    }
+    const T step = grad / (sqrt(var) + s.eps);
+    if (c.buf) {
+      const T mk = s.momentum * c.buf[k] + step;
+      c.buf[k] = mk;
+      c.p[k] -= s.lr * mk;
+    } else {
+      c.p[k] -= s.lr * step;
+    }
+  }
+}
+
+template <class T>
+struct AdagradChunk {
+  T* p;
+  const T* g;
+  T* sum;
+  int64_t n;
+  T clr;  // lr decayed by the parameter's own step count
+};
+
+template <class T>
+struct AdagradArgs {
+  T sign, wd, eps;
+};
+
+template <class T>
+__global__ void adagrad_kernel(const AdagradChunk<T>* chunks, AdagradArgs<T> s) {
+  const AdagradChunk<T> c = chunks[blockIdx.x];
+  for (int64_t k = threadIdx.x; k < c.n; k += blockDim.x) {
+    const T grad = effective_grad(c.g[k], c.p[k], s.sign, s.wd);
+    const T acc = c.sum[k] + grad * grad;
+    c.sum[k] = acc;
+    c.p[k] -= c.clr * (grad / (sqrt(acc) + s.eps));
+  }
+}
+
+template <class T>
 T* ptr(const Tensor& t) {
   return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
 }
@@ -166,6 +231,52 @@ void adam_typed(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
   });
 }
 
+template <class T>
+void rmsprop_typed(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+                   const std::vector<Tensor>& momentum_buffers, const RmspropOptions& o, DType dtype, int index) {
+  std::vector<RmspropChunk<T>> chunks;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].dtype() != dtype || params[i].device().index != index) continue;
+    T* p = ptr<T>(params[i]);
+    const T* g = ptr<T>(grads[i]);
+    T* sq = ptr<T>(square_avgs[i]);
+    T* ga = o.centered ? ptr<T>(grad_avgs[i]) : nullptr;
+    T* buf = o.momentum > 0 ? ptr<T>(momentum_buffers[i]) : nullptr;
+    for (int64_t b = 0; b < params[i].numel(); b += kChunk) {
+      const int64_t n = std::min(kChunk, params[i].numel() - b);
+      chunks.push_back({p + b, g + b, sq + b, ga ? ga + b : nullptr, buf ? buf + b : nullptr, n});
+    }
+  }
+  const RmspropArgs<T> s{o.maximize ? T(-1) : T(1), T(o.weight_decay), T(o.alpha), T(1 - o.alpha),
+                         T(o.eps), T(o.lr), T(o.momentum)};
+  run_chunks(chunks, index, [&](const RmspropChunk<T>* dev, unsigned blocks, cudaStream_t stream) {
+    rmsprop_kernel<T><<<blocks, kThreads, 0, stream>>>(dev, s);
+  });
+}
+
+template <class T>
+void adagrad_typed(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& state_sums, const std::vector<double>& step, const AdagradOptions& o,
+                   DType dtype, int index) {
+  std::vector<AdagradChunk<T>> chunks;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].dtype() != dtype || params[i].device().index != index) continue;
+    T* p = ptr<T>(params[i]);
+    const T* g = ptr<T>(grads[i]);
+    T* sum = ptr<T>(state_sums[i]);
+    const T clr = T(o.lr / (1 + (step[i] - 1) * o.lr_decay));
+    for (int64_t b = 0; b < params[i].numel(); b += kChunk) {
+      const int64_t n = std::min(kChunk, params[i].numel() - b);
+      chunks.push_back({p + b, g + b, sum + b, n, clr});
+    }
+  }
+  const AdagradArgs<T> s{o.maximize ? T(-1) : T(1), T(o.weight_decay), T(o.eps)};
+  run_chunks(chunks, index, [&](const AdagradChunk<T>* dev, unsigned blocks, cudaStream_t stream) {
+    adagrad_kernel<T><<<blocks, kThreads, 0, stream>>>(dev, s);
+  });
+}
+
 // The GPUs the params live on, each once.
 std::vector<int> devices_of(const std::vector<Tensor>& params) {
   std::vector<int> out;
@@ -191,6 +302,23 @@ void adam(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, c
   for (int index : devices_of(params)) {
     adam_typed<float>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step, o, DType::Float32, index);
     adam_typed<double>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step, o, DType::Float64, index);
+  }
+}
+
+void rmsprop(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+             const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+             const std::vector<Tensor>& momentum_buffers, const RmspropOptions& o) {
+  for (int index : devices_of(params)) {
+    rmsprop_typed<float>(params, grads, square_avgs, grad_avgs, momentum_buffers, o, DType::Float32, index);
+    rmsprop_typed<double>(params, grads, square_avgs, grad_avgs, momentum_buffers, o, DType::Float64, index);
+  }
+}
+
+void adagrad(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+             const std::vector<Tensor>& state_sums, const std::vector<double>& step, const AdagradOptions& o) {
+  for (int index : devices_of(params)) {
+    adagrad_typed<float>(params, grads, state_sums, step, o, DType::Float32, index);
+    adagrad_typed<double>(params, grads, state_sums, step, o, DType::Float64, index);
   }
 }
 

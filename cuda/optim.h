@@ -15,5 +15,11 @@ void sgd(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
 void adam(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avgs,
           const std::vector<Tensor>& exp_avg_sqs, const std::vector<Tensor>& max_exp_avg_sqs,
           const std::vector<double>& step, const AdamOptions& o);
+// grad_avgs: defined only when centered; momentum_buffers only when momentum > 0.
+void rmsprop(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+             const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+             const std::vector<Tensor>& momentum_buffers, const RmspropOptions& o);
+void adagrad(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+             const std::vector<Tensor>& state_sums, const std::vector<double>& step, const AdagradOptions& o);
 
 }  // namespace ember::cuda

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include <ember/core/error.h>
+#include <ember/cuda/device/block_reduce.cuh>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/device/math.cuh>
 
@@ -50,19 +51,18 @@ template <bool IsAll> struct LogicalFold {
   __device__ static bool combine(bool a, bool b) { return IsAll ? (a && b) : (a || b); }
 };
 
-// Block-wide fold of one value per thread; the result is valid in thread 0.
+// Block-wide fold of one value per thread (cuda/device/block_reduce.cuh);
+// every thread gets the result.
+template <class Fold>
+struct FoldOp {
+  template <class A>
+  __device__ A operator()(A a, A b) const { return Fold::combine(a, b); }
+};
+
 template <class A, class Fold>
 __device__ A block_fold(A v) {
-  __shared__ A shared[kBlock];
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kBlock / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) shared[threadIdx.x] = Fold::combine(shared[threadIdx.x], shared[threadIdx.x + s]);
-    __syncthreads();
-  }
-  const A r = shared[0];
-  __syncthreads();  // shared may be reused by the next column
-  return r;
+  __shared__ A shared[kBlock / kWarpSize];
+  return block_reduce(v, FoldOp<Fold>{}, shared);
 }
 
 // Folds x[o, r, i] for r in each chunk of `chunk` elements; column c = o*inner + i.
@@ -260,25 +260,32 @@ __device__ inline ArgBest<T, IsMax> arg_combine(ArgBest<T, IsMax> a, ArgBest<T, 
   return (IsMax ? b.v > a.v : b.v < a.v) ? b : a;
 }
 
+// Moves a (value, index) pair between lanes for block_reduce.
+template <class T, bool IsMax>
+__device__ ArgBest<T, IsMax> shfl_down(ArgBest<T, IsMax> a, int offset) {
+  return {::ember::cuda::shfl_down<T>(a.v, offset), ::ember::cuda::shfl_down<int64_t>(a.i, offset)};
+}
+
+struct ArgOp {
+  template <class T, bool IsMax>
+  __device__ ArgBest<T, IsMax> operator()(ArgBest<T, IsMax> a, ArgBest<T, IsMax> b) const {
+    return arg_combine(a, b);
+  }
+};
+
 template <class T, bool IsMax>
 __global__ void arg_kernel(const T* x, T* values, int64_t* indices, int64_t columns, int64_t reduced,
                            int64_t inner) {
-  __shared__ ArgBest<T, IsMax> shared[kBlock];
+  __shared__ ArgBest<T, IsMax> shared[kBlock / kWarpSize];
   for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
     const T* p = x + (c / inner) * reduced * inner + c % inner;
     ArgBest<T, IsMax> best{T(0), -1};
     for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) best = arg_combine(best, ArgBest<T, IsMax>{p[r * inner], r});
-    shared[threadIdx.x] = best;
-    __syncthreads();
-    for (int s = kBlock / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) shared[threadIdx.x] = arg_combine(shared[threadIdx.x], shared[threadIdx.x + s]);
-      __syncthreads();
-    }
+    best = block_reduce(best, ArgOp{}, shared);
     if (threadIdx.x == 0) {
-      indices[c] = shared[0].i;
-      if (values) values[c] = shared[0].v;
+      indices[c] = best.i;
+      if (values) values[c] = best.v;
     }
-    __syncthreads();
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/block_reduce.cuh>
 #include <ember/cuda/device/math.cuh>
 #include <ember/cuda/error.h>
 
@@ -17,25 +18,15 @@ namespace {
 
 constexpr int kBlock = 256;
 
-template <class T, bool IsMax>
-__device__ T block_all(T v) {
-  __shared__ T shared[kBlock];
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kBlock / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      const T a = shared[threadIdx.x], b = shared[threadIdx.x + s];
-      shared[threadIdx.x] = IsMax ? (a != a || b != b ? a + b : (a > b ? a : b)) : a + b;
-    }
-    __syncthreads();
-  }
-  const T r = shared[0];
-  __syncthreads();
-  return r;
-}
+// Max that propagates NaN: a NaN on either side makes the result NaN.
+struct NanMaxOp {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a != a || b != b ? a + b : (a > b ? a : b); }
+};
 
 template <class T, bool Log>
 __global__ void softmax_kernel(const T* x, T* out, int64_t columns, int64_t n, int64_t inner) {
+  __shared__ T shared[kBlock / kWarpSize];
   for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
     const int64_t base = (c / inner) * n * inner + c % inner;
     const T* p = x + base;
@@ -45,10 +36,10 @@ __global__ void softmax_kernel(const T* x, T* out, int64_t columns, int64_t n, i
       const T v = p[r * inner];
       m = (v != v || m != m) ? v + m : (v > m ? v : m);
     }
-    m = block_all<T, true>(m);
+    m = block_reduce(m, NanMaxOp{}, shared);
     T s = 0;
     for (int64_t r = threadIdx.x; r < n; r += blockDim.x) s += dmath::exp(p[r * inner] - m);
-    s = block_all<T, false>(s);
+    s = block_sum(s, shared);
     if (Log) {
       const T shift = m + dmath::log(s);
       for (int64_t r = threadIdx.x; r < n; r += blockDim.x) q[r * inner] = p[r * inner] - shift;

@@ -2,6 +2,7 @@
 // as in PyTorch, so they are never destroyed while a tensor's cached block
 // may still be tied to them.
 #include <ember/core/error.h>
+#include <ember/core/tensor.h>
 #include <ember/cuda/context.h>
 #include <ember/cuda/cuda_api.h>
 #include <ember/cuda/error.h>
@@ -58,6 +59,15 @@ bool stream_query(const Stream& s) {
   }
   EMBER_CUDA_CHECK(err);
   return true;
+}
+
+void record_stream(const Tensor& t, const Stream& s) {
+  EMBER_CHECK(t.device().is_cuda(), Error, "record_stream: expected a CUDA tensor, got one on ", t.device().str());
+  EMBER_CHECK(t.device().index == s.device, Error, "record_stream: the tensor is on ", t.device().str(),
+              " but the stream on cuda:", s.device);
+  if (!t.storage().defined() || !t.storage().data()) return;  // empty tensors hold no block
+  Registry::get().device(s.device).allocator->record_stream(t.storage().data(),
+                                                            reinterpret_cast<StreamId>(s.handle));
 }
 
 struct Event::Impl {

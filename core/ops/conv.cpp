@@ -5,6 +5,8 @@
 #include <ember/core/ops/conv.h>
 #include <ember/core/autocast.h>
 
+#include <mutex>
+
 #include <ember/autograd/functions/conv.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
@@ -209,6 +211,21 @@ Tensor run_in_compute_dtype(const Shape& shape, const Tensor& x, std::vector<Ten
 }
 
 }  // namespace
+
+namespace {
+std::mutex g_cudnn_flags_mutex;
+CudnnFlags g_cudnn_flags;
+}  // namespace
+
+CudnnFlags cudnn_flags() {
+  std::lock_guard<std::mutex> lock(g_cudnn_flags_mutex);
+  return g_cudnn_flags;
+}
+
+void set_cudnn_flags(const CudnnFlags& flags) {
+  std::lock_guard<std::mutex> lock(g_cudnn_flags_mutex);
+  g_cudnn_flags = flags;
+}
 
 namespace conv_detail {
 

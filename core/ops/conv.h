@@ -28,6 +28,17 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
                         const IntList& stride = {1}, const IntList& padding = {0},
                         const IntList& output_padding = {0}, int64_t groups = 1, const IntList& dilation = {1});
 
+// torch.backends.cudnn's switches, process-wide, read by the CUDA
+// convolutions (cuda/conv.cpp) at each call.
+struct CudnnFlags {
+  bool enabled = true;         // false: CUDA convolutions raise (cuDNN is ember's only GPU conv)
+  bool benchmark = false;      // time cuDNN's algorithms once per shape and keep the fastest
+  bool deterministic = false;  // only algorithms whose results are reproducible run to run
+  bool allow_tf32 = true;      // float32 convolutions may use TF32 tensor cores (PyTorch's default)
+};
+CudnnFlags cudnn_flags();
+void set_cudnn_flags(const CudnnFlags& flags);
+
 // The three primitives everything above (and every backward) reduces to:
 // batched 4-D tensors, geometry and output sizes already decided and checked.
 namespace conv_detail {

@@ -97,6 +97,18 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
   out_full.push_back(M);
   out_full.push_back(N);
   Tensor out_view = make_view(out, out_full, contiguous_strides(out_full), 0);
+
+  autograd::NoGradGuard no_grad;  // the dtype casts are internal
+  const Tensor ac = a.to(compute), bc = b.to(compute);
+  const Strides a_ms = a_vec ? Strides{K * ac.stride(0), ac.stride(0)} : Strides{ac.stride(-2 + ac.dim()), ac.stride(ac.dim() - 1)};
+  const Strides b_ms = b_vec ? Strides{bc.stride(0), 1} : Strides{bc.stride(-2 + bc.dim()), bc.stride(bc.dim() - 1)};
+  const Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
+  // addmm / linear on CUDA: a bias vector over the output columns is added by
+  // cuBLASLt's epilogue when it can be (else copied into out below).
+  if (on_cuda && bias.defined() && beta == 1 && batch.empty() && !a_vec && !b_vec && bias.dim() == 1 &&
+      cuda::matmul_bias(out_view, av, bv, bias, alpha)) {
+    return out;
+  }
   if (bias.defined() && beta != 0) {
     if (on_cuda) {
       cuda::copy(out_view, bias);
@@ -104,12 +116,6 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
       cpu::copy(out_view, bias);
     }
   }
-
-  autograd::NoGradGuard no_grad;  // the dtype casts are internal
-  const Tensor ac = a.to(compute), bc = b.to(compute);
-  const Strides a_ms = a_vec ? Strides{K * ac.stride(0), ac.stride(0)} : Strides{ac.stride(-2 + ac.dim()), ac.stride(ac.dim() - 1)};
-  const Strides b_ms = b_vec ? Strides{bc.stride(0), 1} : Strides{bc.stride(-2 + bc.dim()), bc.stride(bc.dim() - 1)};
-  const Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
   if (on_cuda) {
     cuda::matmul(out_view, av, bv, alpha, bias.defined() ? beta : 0.0);
   } else {

@@ -44,8 +44,8 @@ class Workspace {
 };
 
 // Checks that params and grads pair up: same count, shape, dtype and device.
-// cuda_ok: the op has fused CUDA kernels (SGD, Adam/AdamW); the params of
-// one step must then all be on the CPU or all on GPUs.
+// cuda_ok: the op has fused CUDA kernels (all four do today); the params
+// of one step must then all be on the CPU or all on GPUs.
 void check_params(const char* op, const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                   bool cuda_ok = false) {
   EMBER_CHECK(params.size() == grads.size(), ValueError, op, ": got ", params.size(), " params but ",
@@ -176,7 +176,7 @@ void rmsprop_(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
               std::vector<Tensor>& momentum_buffers, const std::vector<Tensor>& steps,
               const RmspropOptions& o) {
   NoGradGuard no_grad;
-  check_params("rmsprop", params, grads);
+  check_params("rmsprop", params, grads, /*cuda_ok=*/true);
   prepare_state("rmsprop", "square_avgs", params, square_avgs, true);
   prepare_state("rmsprop", "grad_avgs", params, grad_avgs, o.centered);
   prepare_state("rmsprop", "momentum_buffers", params, momentum_buffers, o.momentum > 0);
@@ -187,14 +187,18 @@ void rmsprop_(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   auto sq = writable_all(ws, square_avgs, params);
   auto ga = o.centered ? writable_all(ws, grad_avgs, params) : none;
   auto buf = o.momentum > 0 ? writable_all(ws, momentum_buffers, params) : none;
-  cpu::rmsprop(p, readable_all(grads, params), sq, ga, buf, o);
+  if (on_cuda(params)) {
+    cuda::rmsprop(p, readable_all(grads, params), sq, ga, buf, o);
+  } else {
+    cpu::rmsprop(p, readable_all(grads, params), sq, ga, buf, o);
+  }
   ws.finish();
 }
 
 void adagrad_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
               std::vector<Tensor>& state_sums, const std::vector<Tensor>& steps, const AdagradOptions& o) {
   NoGradGuard no_grad;
-  check_params("adagrad", params, grads);
+  check_params("adagrad", params, grads, /*cuda_ok=*/true);
   std::vector<bool> fresh;
   prepare_state("adagrad", "state_sums", params, state_sums, true, &fresh);
   for (size_t i = 0; i < params.size(); ++i)
@@ -203,7 +207,11 @@ void adagrad_(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
   Workspace ws;
   auto p = writable_all(ws, params, params);
   auto s = writable_all(ws, state_sums, params);
-  cpu::adagrad(p, readable_all(grads, params), s, counts, o);
+  if (on_cuda(params)) {
+    cuda::adagrad(p, readable_all(grads, params), s, counts, o);
+  } else {
+    cpu::adagrad(p, readable_all(grads, params), s, counts, o);
+  }
   ws.finish();
 }
 

@@ -1,5 +1,7 @@
 // Bindings of the conv family into ember._C._nn (torch.nn.functional's names,
 // argument names and defaults). Padding may be an int, a tuple or a string.
+#include <ember/cuda/conv.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -50,6 +52,27 @@ void init_conv(py::module_& m) {
      py::arg("padding") = 0, py::arg("output_padding") = 0, py::arg("groups") = 1, py::arg("dilation") = 1);
   // torch also exposes these at top level (torch.conv2d, ...).
   for (const char* name : {"conv2d", "conv1d", "conv_transpose2d", "conv_transpose1d"}) m.attr(name) = nn.attr(name);
+
+  // The C++ state behind ember.backends.cudnn's flags (python/ember/backends/cudnn).
+  m.def("_get_cudnn_flags", [] {
+    const CudnnFlags f = cudnn_flags();
+    py::dict d;
+    d["enabled"] = f.enabled;
+    d["benchmark"] = f.benchmark;
+    d["deterministic"] = f.deterministic;
+    d["allow_tf32"] = f.allow_tf32;
+    return d;
+  });
+  m.def("_set_cudnn_flag", [](const std::string& name, bool value) {
+    CudnnFlags f = cudnn_flags();
+    if (name == "enabled") f.enabled = value;
+    else if (name == "benchmark") f.benchmark = value;
+    else if (name == "deterministic") f.deterministic = value;
+    else if (name == "allow_tf32") f.allow_tf32 = value;
+    else throw ValueError(str("ember.backends.cudnn: unknown flag '", name, "'"));
+    set_cudnn_flags(f);
+  }, py::arg("name"), py::arg("value"));
+  m.def("_cudnn_conv_plan_count", &cuda::conv_plan_count, py::arg("index") = 0);
 }
 
 }  // namespace ember::python

@@ -25,6 +25,7 @@ py::dict stats_dict(const cuda::AllocatorStats& s) {
   d["num_device_free"] = s.raw_frees;
   d["num_cache_flushes"] = s.cache_flushes;
   d["num_ooms"] = s.ooms;
+  d["pending_frees"] = s.pending_frees;
   return d;
 }
 
@@ -88,6 +89,15 @@ void init_cuda(py::module_& m) {
   c.def("set_current_stream", &cuda::set_current_stream, py::arg("stream"));
   c.def("stream_synchronize", &cuda::stream_synchronize, py::arg("stream"));
   c.def("stream_query", &cuda::stream_query, py::arg("stream"));
+  // Tensor.record_stream(stream): stream is an ember.cuda.Stream (or its _Stream).
+  tensor_class().def("record_stream", [](const Tensor& self, const py::object& stream) {
+    EMBER_CHECK(self.device().is_cuda(), Error, "record_stream: expected a CUDA tensor, got one on ",
+                self.device().str());
+    const py::object handle = py::hasattr(stream, "_s") ? stream.attr("_s") : stream;
+    EMBER_CHECK(py::isinstance<cuda::Stream>(handle), TypeError,
+                "record_stream: expected an ember.cuda.Stream, got ", py::str(py::type::of(stream)).cast<std::string>());
+    cuda::record_stream(self, handle.cast<cuda::Stream>());
+  }, py::arg("stream"));
 
   py::class_<cuda::Event>(c, "_Event")
       .def(py::init<bool, bool>(), py::arg("enable_timing") = false, py::arg("blocking") = false)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 
 #include <ember/core/tensor_impl.h>
 #include <ember/cuda/arch_list.h>
@@ -34,6 +35,21 @@ struct FakeDevice {
   size_t frees = 0;
   uintptr_t next = 0x100000000;
   std::map<uintptr_t, size_t> live;
+  // Events: id -> (stream, completed). finish(stream) completes that stream's
+  // recorded events, as the GPU would once it runs the queued work.
+  struct FakeEvent {
+    StreamId stream;
+    bool done;
+  };
+  std::map<uintptr_t, FakeEvent> events;
+  uintptr_t next_event = 1;
+  size_t event_waits = 0;
+  size_t events_destroyed = 0;
+  void finish(StreamId stream) {
+    for (auto& kv : events) {
+      if (kv.second.stream == stream) kv.second.done = true;
+    }
+  }
 };
 
 class FakeBackend : public AllocatorBackend {
@@ -56,8 +72,28 @@ class FakeBackend : public AllocatorBackend {
     dev_->frees += 1;
   }
   MemInfo mem_info() override { return {dev_->capacity - dev_->used, dev_->capacity}; }
+  void* record_event(StreamId stream) override {
+    const uintptr_t id = dev_->next_event++;
+    dev_->events[id] = {stream, false};
+    return reinterpret_cast<void*>(id);
+  }
+  bool event_done(void* e) override { return event(e).done; }
+  void wait_event(void* e) override {
+    event(e).done = true;
+    dev_->event_waits += 1;
+  }
+  void destroy_event(void* e) override {
+    event(e);
+    dev_->events.erase(reinterpret_cast<uintptr_t>(e));
+    dev_->events_destroyed += 1;
+  }
 
  private:
+  FakeDevice::FakeEvent& event(void* e) {
+    auto it = dev_->events.find(reinterpret_cast<uintptr_t>(e));
+    if (it == dev_->events.end()) throw std::logic_error("unknown or destroyed fake event");
+    return it->second;
+  }
   FakeDevice* dev_;
 };
 
@@ -178,6 +214,136 @@ TEST_CASE("allocator keeps blocks with the stream they were allocated on", "[cud
   REQUIRE(dev.allocs == 2);
   alloc.free(b);
   alloc.free(c);
+}
+
+TEST_CASE("allocator holds back a block used by another stream until its work is done", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(4096, /*stream=*/1);
+  alloc.record_stream(a, /*stream=*/7);
+  alloc.record_stream(a, /*stream=*/7);  // once per stream
+  alloc.record_stream(a, /*stream=*/1);  // its own stream: nothing to wait for
+  alloc.free(a);
+  REQUIRE(dev.events.size() == 1);
+  REQUIRE(dev.events.begin()->second.stream == 7);
+  AllocatorStats s = alloc.stats();
+  REQUIRE(s.allocated == 0);  // no tensor holds it any more
+  REQUIRE(s.requested == 0);
+  REQUIRE(s.active_blocks == 0);
+  REQUIRE(s.pending_frees == 1);
+  REQUIRE(s.reserved == 2 * MiB);
+  REQUIRE(alloc.block_size(a) == 0);
+  // While stream 7 may still use it, stream 1 gets other memory.
+  void* b = alloc.allocate(4096, 1);
+  REQUIRE(b != a);
+  REQUIRE(alloc.stats().pending_frees == 1);
+  alloc.free(b);
+  dev.finish(7);
+  // The next allocation finds the event completed and the block back in the cache.
+  void* c = alloc.allocate(4096, 1);
+  REQUIRE(c == a);
+  s = alloc.stats();
+  REQUIRE(s.pending_frees == 0);
+  REQUIRE(s.allocated == 4096);
+  REQUIRE(s.active_blocks == 1);
+  REQUIRE(s.raw_allocs == 1);
+  REQUIRE(dev.events.empty());
+  REQUIRE(dev.events_destroyed == 1);
+  REQUIRE(dev.event_waits == 0);  // found by querying, never by waiting
+  // Freed again without a record_stream: back in the cache at once.
+  alloc.free(c);
+  REQUIRE(dev.events.empty());
+  REQUIRE(alloc.allocate(4096, 1) == a);
+}
+
+TEST_CASE("allocator waits for every recorded stream before reusing a block", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(3 * MiB, /*stream=*/0);  // a 20 MiB large-pool segment
+  alloc.record_stream(a, 5);
+  alloc.record_stream(a, 6);
+  alloc.free(a);
+  REQUIRE(dev.events.size() == 2);
+  dev.finish(5);
+  void* b = alloc.allocate(3 * MiB, 0);  // stream 6 may still use a: cut from the rest of the segment
+  REQUIRE(b != a);
+  REQUIRE(alloc.stats().pending_frees == 1);
+  REQUIRE(dev.events.size() == 1);  // stream 5's event is done and gone
+  dev.finish(6);
+  void* c = alloc.allocate(3 * MiB, 0);
+  REQUIRE(c == a);
+  REQUIRE(alloc.stats().pending_frees == 0);
+  REQUIRE(dev.allocs == 1);
+  alloc.free(b);
+  alloc.free(c);
+  alloc.empty_cache();
+  REQUIRE(alloc.stats().reserved == 0);
+  REQUIRE(dev.used == 0);
+}
+
+TEST_CASE("allocator: empty_cache waits for pending blocks, then returns their segments", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(4096, 1);
+  void* big = alloc.allocate(12 * MiB, 1);  // a segment of its own
+  alloc.record_stream(a, 2);
+  alloc.record_stream(big, 3);
+  alloc.free(a);
+  alloc.free(big);
+  REQUIRE(alloc.stats().pending_frees == 2);
+  REQUIRE(alloc.stats().reserved == 14 * MiB);
+  alloc.empty_cache();
+  const AllocatorStats s = alloc.stats();
+  REQUIRE(dev.event_waits == 2);
+  REQUIRE(dev.events.empty());
+  REQUIRE(s.pending_frees == 0);
+  REQUIRE(s.reserved == 0);
+  REQUIRE(s.segments == 0);
+  REQUIRE(dev.used == 0);
+  REQUIRE(dev.frees == 2);
+}
+
+TEST_CASE("allocator waits for pending blocks before giving up on a full device", "[cuda_allocator]") {
+  FakeDevice dev{30 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(15 * MiB, 1);  // a 16 MiB segment
+  alloc.record_stream(a, 2);
+  alloc.free(a);
+  void* b = alloc.allocate(20 * MiB, 1);  // no room: wait for stream 2, flush, retry
+  REQUIRE(b != nullptr);
+  const AllocatorStats s = alloc.stats();
+  REQUIRE(dev.event_waits == 1);
+  REQUIRE(s.pending_frees == 0);
+  REQUIRE(s.cache_flushes == 1);
+  REQUIRE(s.reserved == 20 * MiB);
+  REQUIRE(s.ooms == 0);
+  alloc.free(b);
+}
+
+TEST_CASE("allocator: a pending block does not merge with its freed neighbours", "[cuda_allocator]") {
+  FakeDevice dev{1024 * MiB};
+  auto alloc = make(dev);
+  void* a = alloc.allocate(1024, 1);
+  void* b = alloc.allocate(1024, 1);
+  void* c = alloc.allocate(1024, 1);
+  REQUIRE(addr(b) == addr(a) + 1024);
+  alloc.record_stream(b, 9);
+  alloc.free(b);
+  alloc.free(a);
+  alloc.free(c);
+  // a and c are free but b between them is not: a 2 KiB request cannot use a's place.
+  void* d = alloc.allocate(2048, 1);
+  REQUIRE(addr(d) != addr(a));
+  REQUIRE(addr(d) != addr(b));
+  alloc.free(d);
+  dev.finish(9);
+  void* e = alloc.allocate(3072, 1);  // all merged again: the segment's start
+  REQUIRE(e == a);
+  alloc.free(e);
+  alloc.record_stream(nullptr, 3);      // ignored
+  alloc.record_stream(e, 3);            // not live any more: ignored
+  alloc.free(alloc.allocate(512, 1));
+  REQUIRE(dev.events.empty());
 }
 
 TEST_CASE("allocator tracks current and peak bytes", "[cuda_allocator]") {

@@ -102,6 +102,11 @@ def test_out_of_memory_error_is_a_runtime_error():
     assert ember.cuda.OutOfMemoryError is ember.OutOfMemoryError
 
 
+def test_record_stream_needs_a_cuda_tensor():
+    with pytest.raises(RuntimeError, match="^record_stream: expected a CUDA tensor, got one on cpu"):
+        ember.ones(2).record_stream(None)
+
+
 def test_device_arguments_are_parsed_like_torch():
     assert ember.cuda.device("cuda:1").idx == 1
     assert ember.cuda.device(ember.device("cuda", 2)).idx == 2
@@ -298,6 +303,54 @@ def test_events_time_work():
         start.elapsed_time(untimed)
     with pytest.raises(ValueError, match="recorded"):
         ember.cuda.Event(enable_timing=True).elapsed_time(end)
+
+
+@gpu
+def test_record_stream_keeps_a_block_from_reuse_until_the_stream_is_done():
+    n = 3 * MiB  # 12 MiB of float32: a segment of its own, so reuse is easy to see
+    ember.cuda.synchronize()
+    ember.cuda.empty_cache()  # no other cached block of that size
+    x = ember.full((n,), 1.0, device="cuda")  # allocated on the default stream
+    ptr = x.data_ptr()
+    side = ember.cuda.Stream()
+    side.wait_stream(ember.cuda.current_stream())
+    with ember.cuda.stream(side):  # a long queue of kernels reading x
+        acc = x.clone()
+        for _ in range(200):
+            acc = acc + x
+    x.record_stream(side)
+    del x
+    # Work on the default stream may not get x's memory while `side` may still read it.
+    z = ember.full((n,), 5.0, device="cuda")
+    assert z.data_ptr() != ptr or ember.cuda.memory_stats()["pending_frees"] == 0
+    side.synchronize()
+    assert np.all(acc.cpu().numpy() == 201.0)  # x was not overwritten while in use
+    # Once the side stream's work is done, the block is reused by its own stream.
+    w = ember.empty((n,), device="cuda")
+    assert w.data_ptr() == ptr
+    assert ember.cuda.memory_stats()["pending_frees"] == 0
+    del w, z, acc
+    with pytest.raises(TypeError, match="record_stream: expected an ember.cuda.Stream"):
+        ember.ones(2, device="cuda").record_stream(3)
+
+
+@gpu
+def test_empty_cache_waits_for_recorded_streams():
+    n = 3 * MiB
+    ember.cuda.synchronize()
+    ember.cuda.empty_cache()
+    reserved = ember.cuda.memory_reserved()
+    x = ember.full((n,), 1.0, device="cuda")
+    side = ember.cuda.Stream()
+    side.wait_stream(ember.cuda.current_stream())
+    with ember.cuda.stream(side):
+        y = x * 2
+    x.record_stream(side)
+    del x
+    ember.cuda.empty_cache()  # waits for side, then returns x's segment
+    assert ember.cuda.memory_stats()["pending_frees"] == 0
+    assert ember.cuda.memory_reserved() <= reserved + 16 * MiB  # y's segment may stay
+    assert np.all(y.cpu().numpy() == 2.0)
 
 
 @gpu
