@@ -88,3 +88,15 @@ TEST_CASE("sdpa: switches and errors", "[attention]") {
                                          0.0, false, std::nullopt, true); },
       "must divide the number of heads of query (3)");
 }
+
+TEST_CASE("MultiheadAttention: need_weights=false (through sdpa) matches the explicit path", "[attention]") {
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true));
+  mha.to(DType::Float64);
+  const Tensor q = seq({4, 3, 8}, 0.1), k = seq({5, 3, 8}, 0.2, -0.7), v = seq({5, 3, 8}, 0.3);
+  const Tensor mask = seq({4, 5}, 0.2);
+  const auto [with_weights, w] = mha.forward(q, k, v, {}, true, mask);
+  const auto [without, none] = mha.forward(q, k, v, {}, false, mask);
+  REQUIRE(w.defined());
+  REQUIRE_FALSE(none.defined());
+  require_values(without, to_vector(with_weights), 1e-10);
+}

@@ -288,3 +288,20 @@ def test_functional_keeps_the_torch_signature():
     params = list(inspect.signature(F.scaled_dot_product_attention).parameters)
     assert params == ["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]
     assert F.scaled_dot_product_attention.__doc__
+
+
+# ---- MultiheadAttention: need_weights=False goes through the op ---------------------------------------
+
+@pytest.mark.parametrize("opts", [{}, {"add_bias_kv": True, "add_zero_attn": True}, {"batch_first": True}])
+def test_multihead_attention_without_weights_matches_with_weights(opts):
+    mha = ember.nn.MultiheadAttention(8, 2, **opts).double()
+    q, k, v = t64(arr(4, 3, 8)), t64(arr(5, 3, 8)), t64(arr(5, 3, 8))  # [L or S, N, E]
+    if opts.get("batch_first"):
+        q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
+    amask = ember.tensor(RNG.random((4, 5)) > 0.7)  # True = blocked
+    kpm = ember.tensor(np.array([[False] * 4 + [True]] * 3))
+    for kw in ({}, {"attn_mask": amask}, {"key_padding_mask": kpm}, {"attn_mask": t64(arr(6, 4, 5))}):
+        with_w, _ = mha(q, k, v, need_weights=True, **kw)
+        without, none = mha(q, k, v, need_weights=False, **kw)
+        assert none is None
+        np.testing.assert_allclose(without.detach().numpy(), with_w.detach().numpy(), rtol=1e-10, atol=1e-12)
