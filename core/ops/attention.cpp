@@ -69,6 +69,10 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
     EMBER_CHECK(hk > 0 && hv > 0 && hq % hk == 0 && hq % hv == 0, Error, kOp,
                 ": with enable_gqa=True the number of heads of key (", hk, ") and value (", hv,
                 ") must divide the number of heads of query (", hq, ")");
+  } else {
+    // The batch dims broadcast (the math path's matmuls); say so naming this op.
+    auto batch = [](const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); };
+    broadcast_shapes(broadcast_shapes(batch(q), batch(k), kOp), batch(v), kOp);
   }
 }
 

@@ -252,7 +252,7 @@ def test_errors_name_the_op():
     with pytest.raises(RuntimeError, match=f"{op}: enable_gqa=True needs a head dim"):
         F.scaled_dot_product_attention(ember.randn(2, 4), ember.randn(2, 4), ember.randn(2, 4), enable_gqa=True)
     # Without enable_gqa, different head counts are a broadcasting error of the batch dims.
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=op):
         F.scaled_dot_product_attention(ember.randn(1, 3, 2, 4), ember.randn(1, 2, 2, 4), ember.randn(1, 2, 2, 4))
 
 
