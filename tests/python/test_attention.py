@@ -305,3 +305,25 @@ def test_multihead_attention_without_weights_matches_with_weights(opts):
         without, none = mha(q, k, v, need_weights=False, **kw)
         assert none is None
         np.testing.assert_allclose(without.detach().numpy(), with_w.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_sdpa_kernel_context_manager(restore_switches):
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+    q = ember.randn(1, 2, 3, 8)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert not ember.backends.cuda.flash_sdp_enabled() and ember.backends.cuda.math_sdp_enabled()
+        assert F.scaled_dot_product_attention(q, q, q).shape == (1, 2, 3, 8)
+    assert ember.backends.cuda.flash_sdp_enabled() and ember.backends.cuda.math_sdp_enabled()
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        assert ember.backends.cuda.flash_sdp_enabled() and not ember.backends.cuda.math_sdp_enabled()
+        with pytest.raises(RuntimeError, match="no available kernel"):  # the CPU has no fused kernel
+            F.scaled_dot_product_attention(q, q, q)
+    assert ember.backends.cuda.math_sdp_enabled()
+    with pytest.raises(TypeError):
+        with sdpa_kernel(["math"]):
+            pass
+    # torch's other switches exist and are remembered (ember has no such kernels).
+    ember.backends.cuda.enable_mem_efficient_sdp(False)
+    assert not ember.backends.cuda.mem_efficient_sdp_enabled()
+    ember.backends.cuda.enable_cudnn_sdp(False)
+    assert not ember.backends.cuda.cudnn_sdp_enabled()

@@ -59,3 +59,24 @@ def enable_math_sdp(enabled):
 def math_sdp_enabled():
     """Whether scaled_dot_product_attention may fall back to the math path."""
     return _C._math_sdp_enabled()
+
+
+# ember has no memory-efficient or cuDNN attention kernel: these keep torch code running; the
+# settings are remembered and have no effect.
+_other_sdp = {"mem_efficient": False, "cudnn": False}
+
+
+def enable_mem_efficient_sdp(enabled):
+    _other_sdp["mem_efficient"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled():
+    return _other_sdp["mem_efficient"]
+
+
+def enable_cudnn_sdp(enabled):
+    _other_sdp["cudnn"] = bool(enabled)
+
+
+def cudnn_sdp_enabled():
+    return _other_sdp["cudnn"]
