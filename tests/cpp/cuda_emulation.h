@@ -1,24 +1,23 @@
 // Host stand-ins for the CUDA features the flash attention kernels use
 // (cuda/device/flash_attention.cuh), so that tests/cpp/test_flash_emulation.cpp
-// can run those kernels on the CPU: a block is 128 std::threads with real
-// barriers for __syncthreads / __syncwarp and a per-warp exchange for
-// __shfl_xor_sync; wmma fragments hold the whole 16x16 tile in every lane
+// can run those kernels on the CPU: a block's threads are fibers (ucontext)
+// that switch at __syncthreads / __syncwarp barriers (a barrier some threads
+// never reach is reported), __shfl_xor_sync exchanges through the warp; wmma fragments hold the whole 16x16 tile in every lane
 // (loads check wmma's 32-byte alignment and ldm rules; one lane stores, so a
 // missing __syncwarp before other lanes read is likely to show). The 16-bit
 // element type is bfloat16 rounded to nearest even. Include only in that test.
 #pragma once
-#include <atomic>
-#include <cassert>
+#include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <mutex>
-#include <thread>
+#include <random>
 #include <type_traits>
 #include <vector>
+
+#include <ucontext.h>
 
 #define __global__
 #define __device__
@@ -32,45 +31,73 @@ struct dim3 { unsigned x = 1, y = 1, z = 1; };
 struct uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 
-// A reusable barrier; waiting threads yield (128 threads share 2 cores in CI).
+namespace emu {
+struct Fiber;
+}
+
+// __syncthreads / __syncwarp: the threads of a block are fibers on one OS
+// thread (ucontext); a waiting fiber yields to the scheduler in launch().
 struct Barrier {
   explicit Barrier(int n) : count(n) {}
-  void wait() {
-    const long g = gen.load();
-    if (arrived.fetch_add(1) + 1 == count) {
-      arrived.store(0);
-      gen.fetch_add(1);
-      return;
-    }
-    while (gen.load() == g) std::this_thread::yield();
-  }
+  void wait();
   const int count;
-  std::atomic<int> arrived{0};
-  std::atomic<long> gen{0};
+  int arrived = 0;
+  long gen = 0;
 };
 
 namespace emu {
-thread_local dim3 tid, bid;
-thread_local Barrier* block_bar;
-thread_local Barrier* warp_bar;
-thread_local float* warp_xch;
-thread_local unsigned char* smem_ptr;
-inline std::mutex atomic_mutex;
+struct Fiber {
+  ucontext_t ctx;
+  std::vector<char> stack;
+  unsigned tid = 0;
+  bool done = false;
+  const Barrier* waiting = nullptr;
+  long wait_gen = 0;
+};
+inline ucontext_t scheduler;
+inline Fiber* current = nullptr;
+inline std::function<void()> kernel;
+inline dim3 tid, bid;
+inline Barrier* block_bar;
+inline Barrier* warp_bar;
+inline float* warp_xch;
+inline unsigned char* smem_ptr;
+inline void entry() {
+  kernel();
+  current->done = true;  // returns to the scheduler through uc_link
 }
+}  // namespace emu
+
+inline void Barrier::wait() {
+  if (++arrived == count) {  // the last thread to arrive releases the others
+    arrived = 0;
+    ++gen;
+    return;
+  }
+  emu::Fiber* f = emu::current;
+  f->waiting = this;
+  f->wait_gen = gen;
+  swapcontext(&f->ctx, &emu::scheduler);
+}
+
 #define threadIdx emu::tid
 #define blockIdx emu::bid
 inline dim3 blockDim, gridDim;
 inline void __syncthreads() { emu::block_bar->wait(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_bar->wait(); }
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
-  const int lane = threadIdx.x % 32;
+  const unsigned lane = threadIdx.x % 32;
   emu::warp_xch[lane] = v;
   emu::warp_bar->wait();
-  float r = emu::warp_xch[lane ^ mask];
+  const float r = emu::warp_xch[lane ^ static_cast<unsigned>(mask)];
   emu::warp_bar->wait();
   return r;
 }
-inline float atomicAdd(float* p, float v) { std::lock_guard<std::mutex> g(emu::atomic_mutex); float o = *p; *p += v; return o; }
+inline float atomicAdd(float* p, float v) {
+  const float old = *p;
+  *p += v;
+  return old;
+}
 
 // bf16 with round to nearest even
 struct Bf16 { uint16_t bits; };
@@ -114,25 +141,62 @@ inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, 
 }
 }  // namespace nvcuda::wmma
 
-// Runs kernel over grid blocks of `threads` threads with `smem` bytes of shared memory.
+// Runs kernel over `grid` blocks of `threads` threads with `smem` bytes of
+// shared memory, one block after the other; the threads of a block run as
+// fibers, switching at barriers, resumed in a shuffled order. A block whose threads wait forever (a
+// barrier not reached by all) aborts with a message.
 template <class F>
 void launch(unsigned grid, unsigned threads, size_t smem, F kernel) {
-  gridDim.x = grid; blockDim.x = threads;
+  gridDim.x = grid;
+  blockDim.x = threads;
+  emu::kernel = kernel;
   std::vector<unsigned char> buf(smem + 256);
   unsigned char* base = buf.data() + (256 - reinterpret_cast<uintptr_t>(buf.data()) % 256);
+  std::vector<emu::Fiber> fibers(threads);
+  for (auto& f : fibers) f.stack.resize(256 * 1024);
   for (unsigned b = 0; b < grid; ++b) {
-    std::memset(base, 0xAB, smem);  // garbage, like real shared memory (0xABAB as bf16 is a finite value)
-    Barrier block(threads);
-    std::vector<Barrier*> warps; std::vector<std::vector<float>> xch;
-    for (unsigned w = 0; w < threads / 32; ++w) { warps.push_back(new Barrier(32)); xch.emplace_back(32); }
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < threads; ++t)
-      ts.emplace_back([&, t] {
-        emu::tid.x = t; emu::bid.x = b; emu::block_bar = &block; emu::warp_bar = warps[t / 32];
-        emu::warp_xch = xch[t / 32].data(); emu::smem_ptr = base;
-        kernel();
-      });
-    for (auto& th : ts) th.join();
-    for (auto* w : warps) delete w;
+    std::memset(base, 0xAB, smem);  // garbage, like real shared memory (0xABAB is a finite bfloat16)
+    Barrier block(static_cast<int>(threads));
+    std::vector<Barrier> warps(threads / 32, Barrier(32));
+    std::vector<float> xch(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+      emu::Fiber& f = fibers[t];
+      f.tid = t;
+      f.done = false;
+      f.waiting = nullptr;
+      getcontext(&f.ctx);
+      f.ctx.uc_stack.ss_sp = f.stack.data();
+      f.ctx.uc_stack.ss_size = f.stack.size();
+      f.ctx.uc_link = &emu::scheduler;
+      makecontext(&f.ctx, emu::entry, 0);
+    }
+    emu::bid.x = b;
+    emu::block_bar = &block;
+    emu::smem_ptr = base;
+    std::vector<unsigned> order(threads);
+    for (unsigned t = 0; t < threads; ++t) order[t] = t;
+    std::mt19937 rng(b);
+    for (bool all_done = false; !all_done;) {
+      all_done = true;
+      bool progress = false;
+      std::shuffle(order.begin(), order.end(), rng);  // no thread order may be relied upon
+      for (unsigned t : order) {
+        emu::Fiber& f = fibers[t];
+        if (f.done) continue;
+        all_done = false;
+        if (f.waiting != nullptr && f.waiting->gen == f.wait_gen) continue;  // still blocked
+        f.waiting = nullptr;
+        progress = true;
+        emu::current = &f;
+        emu::tid.x = f.tid;
+        emu::warp_bar = &warps[f.tid / 32];
+        emu::warp_xch = xch.data() + (f.tid / 32) * 32;
+        swapcontext(&emu::scheduler, &f.ctx);
+      }
+      if (!all_done && !progress) {
+        std::printf("cuda_emulation: block %u deadlocked at a barrier\n", b);
+        std::abort();
+      }
+    }
   }
 }
