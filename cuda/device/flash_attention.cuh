@@ -107,6 +107,10 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = 0; i < kOut; ++i) o[i] = 0.f;
 
   load_tile<D>(q_s, qn, q0, L, E);
+  __syncthreads();
+  FragA<T> qa[D / 16];  // the warp's 16 query rows, reused against every key tile
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(qa[kk], q_s + warp * 16 * ldh + kk * 16, ldh);
   // Causal: keys after the tile's last query row are masked for every row.
   const int64_t kv_end = causal && q0 + kBlockM < S ? q0 + kBlockM : S;
   for (int64_t kv0 = 0; kv0 < kv_end; kv0 += kBlockN) {
@@ -122,11 +126,9 @@ __global__ void __launch_bounds__(kThreads)
       wmma::fill_fragment(acc, 0.f);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        FragA<T> a;
         FragBT<T> b;  // K^T: element (e, j) is K[j][e]
-        wmma::load_matrix_sync(a, q_s + warp * 16 * ldh + kk * 16, ldh);
         wmma::load_matrix_sync(b, k_s + nb * 16 * ldh + kk * 16, ldh);
-        wmma::mma_sync(acc, a, b, acc);
+        wmma::mma_sync(acc, qa[kk], b, acc);
       }
       wmma::store_matrix_sync(f_w + nb * 16, acc, ldf, wmma::mem_row_major);
     }
