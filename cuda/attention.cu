@@ -133,7 +133,8 @@ bool flash_attention_supported(int index, int64_t head_dim) {
 
 void flash_attention_forward(Tensor& out, Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
                              double scale, bool causal) {
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v}) check_operand(*t, "q, k, v and out");
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    check_operand(*t, "q, k, v and out");
   const int index = q.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);
@@ -145,7 +146,8 @@ void flash_attention_forward(Tensor& out, Tensor& lse, const Tensor& q, const Te
 void flash_attention_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const Tensor& gout,
                               const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
                               const Tensor& lse, double scale, bool causal) {
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&gk, &gv, &gout, &q, &k, &v, &out}) check_operand(*t, "q, k, v, out and gradients");
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&gq_acc, &gk, &gv, &gout, &q, &k, &v, &out})
+    check_operand(*t, "q, k, v, out and gradients");
   const int index = q.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);

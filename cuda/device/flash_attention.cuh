@@ -360,10 +360,19 @@ __global__ void __launch_bounds__(kThreads)
       wmma::store_matrix_sync(f_w, acc, ldf, wmma::mem_row_major);
       __syncwarp();
       const int64_t qi = q0 + warp * 16 + r;
+      const int col0 = cb * 16 + half * 8;  // the lane's 8 columns: all below E or none (E % 8 == 0)
+      if (qi < L && col0 < E) {
+        float* dst = gq_acc + (n * L + qi) * E + col0;  // 32-byte aligned
+        const float* src = f_w + r * ldf + half * 8;
+#if __CUDA_ARCH__ >= 900  // vector atomics: a quarter of the operations
+        atomicAdd(reinterpret_cast<float4*>(dst),
+                  make_float4(scale * src[0], scale * src[1], scale * src[2], scale * src[3]));
+        atomicAdd(reinterpret_cast<float4*>(dst + 4),
+                  make_float4(scale * src[4], scale * src[5], scale * src[6], scale * src[7]));
+#else
 #pragma unroll
-      for (int t = 0; t < 8; ++t) {
-        const int col = cb * 16 + half * 8 + t;
-        if (qi < L && col < E) atomicAdd(gq_acc + (n * L + qi) * E + col, scale * f_w[r * ldf + half * 8 + t]);
+        for (int t = 0; t < 8; ++t) atomicAdd(dst + t, scale * src[t]);
+#endif
       }
       __syncwarp();
     }

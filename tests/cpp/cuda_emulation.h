@@ -24,11 +24,13 @@
 #define __forceinline__ inline
 #define __launch_bounds__(x)
 #define __align__(x)
-#define __CUDA_ARCH__ 800
+#define __CUDA_ARCH__ 900
 #define EMBER_FLASH_SHARED_MEMORY(name) unsigned char* name = emu::smem_ptr
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 struct uint4 { unsigned x, y, z, w; };
+struct float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 
 namespace emu {
@@ -96,6 +98,15 @@ inline float __shfl_xor_sync(unsigned, float v, int mask) {
 inline float atomicAdd(float* p, float v) {
   const float old = *p;
   *p += v;
+  return old;
+}
+inline float4 atomicAdd(float4* p, float4 v) {  // sm_90's vector atomic; needs 16-byte alignment
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+    std::printf("MISALIGNED float4 atomic\n");
+    std::abort();
+  }
+  const float4 old = *p;
+  p->x += v.x, p->y += v.y, p->z += v.z, p->w += v.w;
   return old;
 }
 
