@@ -165,17 +165,18 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
 
     // P V for the warp's rows, through the scratch into the lanes' registers.
+    FragA<T> pa[kBlockN / 16];
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) wmma::load_matrix_sync(pa[kk], p_w + kk * 16, ldp);
 #pragma unroll
     for (int cb = 0; cb < D / 16; ++cb) {
       FragC acc;
       wmma::fill_fragment(acc, 0.f);
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        FragA<T> a;
         FragB<T> b;
-        wmma::load_matrix_sync(a, p_w + kk * 16, ldp);
         wmma::load_matrix_sync(b, v_s + kk * 16 * ldh + cb * 16, ldh);
-        wmma::mma_sync(acc, a, b, acc);
+        wmma::mma_sync(acc, pa[kk], b, acc);
       }
       wmma::store_matrix_sync(f_w + cb * 16, acc, ldf, wmma::mem_row_major);
     }
@@ -295,15 +296,16 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
 
     // dV += P^T dO
+    FragA<T> pa[kBlockM / 16];  // P^T, then dS^T, of the warp's keys
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) wmma::load_matrix_sync(pa[kk], pt_w + kk * 16, ldp);
 #pragma unroll
     for (int cb = 0; cb < D / 16; ++cb) {
 #pragma unroll
       for (int kk = 0; kk < kBlockM / 16; ++kk) {
-        FragA<T> a;
         FragB<T> b;
-        wmma::load_matrix_sync(a, pt_w + kk * 16, ldp);
         wmma::load_matrix_sync(b, do_s + kk * 16 * ldh + cb * 16, ldh);
-        wmma::mma_sync(dv[cb], a, b, dv[cb]);
+        wmma::mma_sync(dv[cb], pa[kk], b, dv[cb]);
       }
     }
     // dP^T = V dO^T for the warp's keys.
@@ -331,14 +333,14 @@ __global__ void __launch_bounds__(kThreads)
 
     // dK += dS^T Q (scaled at the end)
 #pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) wmma::load_matrix_sync(pa[kk], pt_w + kk * 16, ldp);
+#pragma unroll
     for (int cb = 0; cb < D / 16; ++cb) {
 #pragma unroll
       for (int kk = 0; kk < kBlockM / 16; ++kk) {
-        FragA<T> a;
         FragB<T> b;
-        wmma::load_matrix_sync(a, pt_w + kk * 16, ldp);
         wmma::load_matrix_sync(b, q_s + kk * 16 * ldh + cb * 16, ldh);
-        wmma::mma_sync(dk[cb], a, b, dk[cb]);
+        wmma::mma_sync(dk[cb], pa[kk], b, dk[cb]);
       }
     }
     __syncthreads();  // dS^T of all 64 keys is written
