@@ -127,4 +127,6 @@ TEST_CASE("flash attention kernels (host emulation): tiles, tails, causal L != S
   check(1, 37, 150, 128, false);
   check(1, 150, 37, 72, true);   // E padded to 128
   check(1, 1, 1, 8, true);
+  check(3, 70, 50, 24, true);    // several heads with tails: per-head offsets use L and S, not the tiles
+  check(2, 45, 90, 64, false);
 }
