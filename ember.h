@@ -8,6 +8,7 @@
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
 #include <ember/core/generator.h>
+#include <ember/core/ops/attention.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>

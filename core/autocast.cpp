@@ -40,6 +40,7 @@ const std::unordered_map<std::string_view, Policies>& op_lists() {
       {"conv_transpose1d", {P::LowerPrecision, P::LowerPrecision}},
       {"conv_transpose2d", {P::LowerPrecision, P::LowerPrecision}},
       {"mv", {P::None, P::LowerPrecision}},
+      {"scaled_dot_product_attention", {P::LowerPrecision, P::LowerPrecision}},
       // float32: CUDA only (the CPU computes these natively in bfloat16)
       {"exp", {P::None, P::Float32}},
       {"expm1", {P::None, P::Float32}},

@@ -5,6 +5,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/attention.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/nn_misc.h>
@@ -154,8 +155,7 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
     ++extra;
   }
 
-  Tensor scores = matmul(q, k.transpose(-2, -1)).mul(scalar_tensor(1.0 / std::sqrt(static_cast<double>(D))));
-  Tensor mask = additive(attn_mask, scores.dtype(), "attn_mask");
+  Tensor mask = additive(attn_mask, q.dtype(), "attn_mask");
   if (mask.defined()) {
     if (mask.dim() == 2) {
       EMBER_CHECK(mask.shape() == (Shape{L, S}), ValueError, kName, ": the shape of the 2D attn_mask is ",
@@ -168,18 +168,28 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
       mask = mask.reshape({N, H, L, S});
     }
   }
-  Tensor pad = additive(kpm, scores.dtype(), "key_padding_mask");
+  Tensor pad = additive(kpm, q.dtype(), "key_padding_mask");
   if (pad.defined()) {
     EMBER_CHECK(pad.shape() == (Shape{N, S}), ValueError, kName, ": expected key_padding_mask of shape [", N,
                 ", ", S, "], got ", kpm.shape_str());
     pad = pad.reshape({N, 1, 1, S});
     mask = mask.defined() ? mask.add(pad) : pad;
   }
-  if (mask.defined()) scores = scores.add(extra ? pad_keys(mask, extra) : mask);
-  Tensor weights = softmax(scores, -1);
-  if (is_training() && options.dropout_ > 0) weights = dropout(weights, options.dropout_, true);
+  if (mask.defined() && extra) mask = pad_keys(mask, extra);
+  const double p = is_training() ? options.dropout_ : 0.0;
+  Tensor weights, heads;  // heads: [N, H, L, D]
+  if (!need_weights) {
+    // The weights are not returned: one call, fused on the GPU where it can be.
+    heads = scaled_dot_product_attention(q, k, v, mask, p);
+  } else {
+    Tensor scores = matmul(q, k.transpose(-2, -1)).mul(scalar_tensor(1.0 / std::sqrt(static_cast<double>(D))));
+    if (mask.defined()) scores = scores.add(mask);
+    weights = softmax(scores, -1);
+    if (p > 0) weights = dropout(weights, p, true);
+    heads = matmul(weights, v);
+  }
 
-  Tensor out = matmul(weights, v).permute({2, 0, 1, 3}).reshape({L, N, E});  // [N, H, L, D] -> [L, N, E]
+  Tensor out = heads.permute({2, 0, 1, 3}).reshape({L, N, E});  // [N, H, L, D] -> [L, N, E]
   out = out_proj->forward(out);
   if (!batched) {
     out = out.squeeze(1);

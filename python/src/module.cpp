@@ -48,6 +48,7 @@ PYBIND11_MODULE(_C, m) {
   init_norm(m);
   init_loss(m);
   init_nn_misc(m);
+  init_attention(m);
   init_optim(m);
   init_autocast(m);
   init_cuda(m);

@@ -5,3 +5,4 @@ from ember.nn.modules import *  # noqa: F401,F403
 from ember.nn.modules.module import Module  # noqa: F401
 from ember.nn import utils  # noqa: F401
 from ember.nn import parallel  # noqa: F401
+from ember.nn import attention  # noqa: F401

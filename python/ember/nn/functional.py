@@ -232,21 +232,17 @@ if not _have("conv1d") and _have("conv2d"):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V, with bool masks (True = attend) or additive float masks."""
-    L, S = query.shape[-2], key.shape[-2]
-    if scale is None:  # an empty head dimension gives an infinite scale, as 1/sqrt(0) does in C++
-        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] > 0 else float("inf")
-    scores = ember.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True")
-        attn_mask = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
-    if attn_mask is not None:
-        if attn_mask.dtype == ember.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = ember.softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, True)
-    return ember.matmul(weights, value)
+    """softmax(Q K^T * scale + mask) V, as torch.nn.functional.scaled_dot_product_attention.
+
+    query [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]. attn_mask broadcasts to
+    [..., L, S]: bool (True = attend) or float (added to the scores). is_causal masks key j for query i
+    when j > i (tril aligned top-left) and excludes attn_mask. scale defaults to 1 / sqrt(E). dropout_p
+    is applied whenever it is > 0 (pass 0.0 in eval mode). enable_gqa lets key/value have fewer heads
+    (dim -3) than query, each serving a group of query heads.
+
+    CUDA float16/bfloat16 inputs without a mask or dropout, with E == Ev a multiple of 8 up to 128, run
+    as one fused (flash) kernel; everything else as matmul, softmax and dropout ops (the math path).
+    ember.backends.cuda.enable_flash_sdp / enable_math_sdp switch the two paths.
+    """
+    return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                            enable_gqa)

@@ -1,4 +1,5 @@
-"""ember.backends.cuda: how CUDA matmuls may trade precision for speed.
+"""ember.backends.cuda: how CUDA matmuls may trade precision for speed, and which
+scaled_dot_product_attention paths may run (enable_flash_sdp, enable_math_sdp).
 
 `ember.backends.cuda.matmul.allow_tf32` is a view of the one C++ setting that
 `ember.set_float32_matmul_precision` also sets: True is precision "high"
@@ -35,3 +36,47 @@ matmul = _MatmulSettings()
 def is_built():
     """Whether ember was built with CUDA support."""
     return _C._build_info().get("cuda") == "ON"
+
+
+# ---- scaled_dot_product_attention backends (the settings live in C++) -------------------------
+
+def enable_flash_sdp(enabled):
+    """Allow (True, the default) or forbid the fused flash attention kernel."""
+    _C._set_flash_sdp_enabled(bool(enabled))
+
+
+def flash_sdp_enabled():
+    """Whether scaled_dot_product_attention may use the fused flash kernel."""
+    return _C._flash_sdp_enabled()
+
+
+def enable_math_sdp(enabled):
+    """Allow (True, the default) or forbid the math path (attention as ember ops). Without it,
+    inputs the fused kernel cannot take raise a RuntimeError."""
+    _C._set_math_sdp_enabled(bool(enabled))
+
+
+def math_sdp_enabled():
+    """Whether scaled_dot_product_attention may fall back to the math path."""
+    return _C._math_sdp_enabled()
+
+
+# ember has no memory-efficient or cuDNN attention kernel: these keep torch code running; the
+# settings are remembered and have no effect.
+_other_sdp = {"mem_efficient": False, "cudnn": False}
+
+
+def enable_mem_efficient_sdp(enabled):
+    _other_sdp["mem_efficient"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled():
+    return _other_sdp["mem_efficient"]
+
+
+def enable_cudnn_sdp(enabled):
+    _other_sdp["cudnn"] = bool(enabled)
+
+
+def cudnn_sdp_enabled():
+    return _other_sdp["cudnn"]

@@ -119,13 +119,17 @@ class MultiheadAttention(Module):
         if mask is not None and extra:
             mask = F.pad(mask, (0, extra))
 
-        scores = ember.matmul(q, k.transpose(-2, -1)) * (1.0 / D ** 0.5)
-        if mask is not None:
-            scores = scores + mask
-        weights = ember.softmax(scores, -1)
-        if self.training and self.dropout > 0.0:
-            weights = F.dropout(weights, self.dropout, True)
-        out = ember.matmul(weights, v)  # [N, H, L, D]
+        p = self.dropout if self.training else 0.0
+        if not need_weights:  # the weights are not returned: one call, fused on the GPU where it can be
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # [N, H, L, D]
+        else:
+            scores = ember.matmul(q, k.transpose(-2, -1)) * (1.0 / D ** 0.5)
+            if mask is not None:
+                scores = scores + mask
+            weights = ember.softmax(scores, -1)
+            if p > 0.0:
+                weights = F.dropout(weights, p, True)
+            out = ember.matmul(weights, v)  # [N, H, L, D]
         out = out.permute(2, 0, 1, 3).reshape(L, N, E)
         out = self.out_proj(out)
         if self.batch_first and batched:

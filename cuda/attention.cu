@@ -1,0 +1,160 @@
+// Fused scaled dot product attention (FlashAttention-2's scheme) on tensor
+// cores through nvcuda::wmma (16x16x16 fragments, float16/bfloat16 inputs,
+// float32 accumulators; sm_80+).
+//
+// Forward: one block of 4 warps per (n, tile of 64 query rows); each warp owns
+// 16 query rows. Tiles of 64 keys and values are staged in shared memory; per
+// tile a warp computes its scores S = Q K^T, updates the running row max and
+// sum (float32, base-2 exponentials) and adds P V into its output rows, which
+// its lanes keep in registers (lanes 2r and 2r+1 own row r, half the columns
+// each: wmma's fragment layout is opaque, so rescaling happens outside
+// fragments, through a per-warp float scratch). The output is written once,
+// with the row's logsumexp for the backward. Causal tiles entirely above the
+// diagonal are never visited.
+//
+// Backward: a pass computes delta = rowsum(dO * O); then one block per
+// (n, tile of 64 keys), each warp owning 16 keys, walks the query tiles:
+// recomputes S^T = K Q^T and P^T = exp(S^T * scale - lse), adds P^T dO into dV
+// and dS^T Q into dK (fragments, in registers), where dS = P * (dO V^T - delta),
+// and adds scale * dS K into a float32 dQ buffer with atomics.
+//
+// The head dimension E is padded with zeros to D = 32, 64 or 128 in shared
+// memory (zero columns add nothing to Q K^T; padded output columns are not
+// written); rows past L or S are zero-filled and masked out of P.
+//
+// The kernels are in cuda/device/flash_attention.cuh; this file launches them.
+#include <ember/cuda/attention.h>
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <initializer_list>
+#include <type_traits>
+
+#include <ember/core/error.h>
+#include <ember/cuda/context.h>
+#include <ember/cuda/device/flash_attention.cuh>
+#include <ember/cuda/error.h>
+
+namespace ember::cuda {
+
+namespace {
+
+using namespace flash;
+
+int padded_head_dim(int64_t E) { return E <= 32 ? 32 : E <= 64 ? 64 : 128; }
+
+void check_operand(const Tensor& t, const char* what) {
+  EMBER_CHECK(t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, Error,
+              "scaled_dot_product_attention: the fused kernel needs ", what,
+              " contiguous and 16-byte aligned (internal error)");
+}
+
+int64_t grid_size(int64_t n, int64_t tiles) {
+  EMBER_CHECK(tiles > 0 && n <= INT_MAX / tiles, Error, "scaled_dot_product_attention: ", n, " heads x ", tiles,
+              " tiles exceed the CUDA grid limit");
+  return n * tiles;
+}
+
+template <class T, int D>
+void launch_forward(Tensor& out, Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                    bool causal, cudaStream_t stream) {
+  const int64_t N = q.size(0), L = q.size(1), S = k.size(1);
+  const int E = static_cast<int>(q.size(2));
+  const int64_t tiles = (L + kBlockM - 1) / kBlockM;
+  const int smem = forward_smem_bytes(D, sizeof(T));
+  EMBER_CUDA_CHECK(
+      cudaFuncSetAttribute(flash_forward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  flash_forward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
+      static_cast<T*>(out.data_ptr()), static_cast<float*>(lse.data_ptr()), static_cast<const T*>(q.data_ptr()),
+      static_cast<const T*>(k.data_ptr()), static_cast<const T*>(v.data_ptr()), L, S, E,
+      static_cast<float>(scale) * kLog2e, causal, tiles);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
+template <class T, int D>
+void launch_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const Tensor& gout, const Tensor& q,
+                     const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse, double scale,
+                     bool causal, cudaStream_t stream) {
+  const int64_t N = q.size(0), L = q.size(1), S = k.size(1);
+  const int E = static_cast<int>(q.size(2));
+  const int64_t rows = N * L;
+  constexpr int kRowsPerBlock = 8;  // warps of the delta kernel
+  EMBER_CHECK((rows + kRowsPerBlock - 1) / kRowsPerBlock <= INT_MAX, Error,
+              "scaled_dot_product_attention: too many rows for the CUDA grid");
+  flash_delta_kernel<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kRowsPerBlock * 32, 0,
+                          stream>>>(static_cast<float*>(delta.data_ptr()), static_cast<const T*>(gout.data_ptr()),
+                                    static_cast<const T*>(out.data_ptr()), rows, E);
+  EMBER_CUDA_KERNEL_CHECK();
+
+  const int64_t tiles = (S + kBlockN - 1) / kBlockN;
+  const int smem = backward_smem_bytes(D, sizeof(T));
+  EMBER_CUDA_CHECK(
+      cudaFuncSetAttribute(flash_backward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  flash_backward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
+      static_cast<float*>(gq_acc.data_ptr()), static_cast<T*>(gk.data_ptr()), static_cast<T*>(gv.data_ptr()),
+      static_cast<const T*>(q.data_ptr()), static_cast<const T*>(k.data_ptr()), static_cast<const T*>(v.data_ptr()),
+      static_cast<const T*>(gout.data_ptr()), static_cast<const float*>(lse.data_ptr()),
+      static_cast<const float*>(delta.data_ptr()), L, S, E, static_cast<float>(scale),
+      static_cast<float>(scale) * kLog2e, causal, tiles);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
+// Calls f(T, D) with the device element type and padded head dimension.
+template <class F>
+void dispatch(DType dtype, int64_t E, F&& f) {
+  EMBER_CHECK(E > 0 && E % 8 == 0 && E <= 128, Error, "scaled_dot_product_attention: the fused kernel takes head "
+              "sizes that are multiples of 8 up to 128, got ", E);
+  const int D = padded_head_dim(E);
+  auto with_type = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (D == 32) f(TypeTag<T>{}, std::integral_constant<int, 32>{});
+    else if (D == 64) f(TypeTag<T>{}, std::integral_constant<int, 64>{});
+    else f(TypeTag<T>{}, std::integral_constant<int, 128>{});
+  };
+  if (dtype == DType::Float16) with_type(TypeTag<__half>{});
+  else if (dtype == DType::BFloat16) with_type(TypeTag<__nv_bfloat16>{});
+  else throw Error(str("scaled_dot_product_attention: the fused kernel takes float16 or bfloat16, got ",
+                       dtype_name(dtype)));
+}
+
+}  // namespace
+
+bool flash_attention_supported(int index, int64_t head_dim) {
+  if (head_dim <= 0 || head_dim % 8 != 0 || head_dim > 128) return false;
+  const DeviceContext& ctx = Registry::get().device(index);
+  if (ctx.props.major < 8) return false;
+  const int D = padded_head_dim(head_dim);
+  const size_t need = static_cast<size_t>(
+      forward_smem_bytes(D, 2) > backward_smem_bytes(D, 2) ? forward_smem_bytes(D, 2) : backward_smem_bytes(D, 2));
+  return ctx.props.sharedMemPerBlockOptin >= need;
+}
+
+void flash_attention_forward(Tensor& out, Tensor& lse, const Tensor& q, const Tensor& k, const Tensor& v,
+                             double scale, bool causal) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    check_operand(*t, "q, k, v and out");
+  const int index = q.device().index;
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
+  dispatch(q.dtype(), q.size(2), [&](auto tag, auto d) {
+    launch_forward<typename decltype(tag)::type, decltype(d)::value>(out, lse, q, k, v, scale, causal, stream);
+  });
+}
+
+void flash_attention_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const Tensor& gout,
+                              const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                              const Tensor& lse, double scale, bool causal) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&gq_acc, &gk, &gv, &gout, &q, &k, &v, &out})
+    check_operand(*t, "q, k, v, out and gradients");
+  const int index = q.device().index;
+  DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
+  dispatch(q.dtype(), q.size(2), [&](auto tag, auto d) {
+    launch_backward<typename decltype(tag)::type, decltype(d)::value>(gq_acc, gk, gv, delta, gout, q, k, v, out,
+                                                                     lse, scale, causal, stream);
+  });
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,198 @@
+"""The fused (flash) scaled_dot_product_attention kernel on CUDA against the CPU (float64 math
+path on the same half-precision inputs) and against the CUDA math path: forward and the three
+gradients, causal and not, L == S, L > S, L < S, lengths that are not multiples of the 64-row
+tiles, head sizes 8..128, float16 and bfloat16, several batch*heads; that the fused path is
+really taken (its grad_fn) and that the switches and unsupported arguments fall back; the W3
+shape (8, 12, 1024, 64) in bfloat16 once, with its memory.
+
+Every test needs a CUDA GPU (compute capability 8.0+ for the fused kernel) and skips, saying
+why, without one.
+"""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+
+AVAILABLE = ember._C._cuda.is_available()
+REASON = ember._C._cuda.unavailable_reason() if not AVAILABLE else ""
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+
+CASES = []  # no OpCase rows: these compare the fused kernel with references, not ember with numpy
+
+FLASH = "ScaledDotProductFlashAttentionBackward0"
+# Error allowed relative to the largest reference magnitude: P and dS are rounded to the input
+# type before their tensor-core products, as in FlashAttention-2.
+TOL = {ember.float16: 1e-2, ember.bfloat16: 3e-2}
+
+
+@pytest.fixture(autouse=True)
+def switches_restored():
+    flash, math_ = ember.backends.cuda.flash_sdp_enabled(), ember.backends.cuda.math_sdp_enabled()
+    ember.backends.cuda.enable_flash_sdp(True)
+    ember.backends.cuda.enable_math_sdp(True)
+    yield
+    ember.backends.cuda.enable_flash_sdp(flash)
+    ember.backends.cuda.enable_math_sdp(math_)
+
+
+def make(shape, seed, dtype):
+    # Multiples of 1/8 in [-2, 2]: exact in float16 and bfloat16, so every path starts equal.
+    rng = np.random.default_rng(seed)
+    x = np.clip(np.round(rng.standard_normal(shape) * 8) / 8, -2, 2)
+    return ember.tensor(x, dtype=ember.float64).to(dtype)
+
+
+def as_np(t):
+    return t.detach().cpu().to(ember.float64).numpy()
+
+
+def close(got, want, tol, what):
+    g, w = as_np(got), as_np(want)
+    assert g.shape == w.shape, what
+    assert np.all(np.isfinite(g)), f"{what}: non-finite values"
+    scale = max(np.abs(w).max(), 1e-3)
+    err = np.abs(g - w).max()
+    assert err <= tol * scale, f"{what}: max error {err:.4g} > {tol} * {scale:.4g}"
+
+
+def run(q, k, v, grad_out, **kw):
+    """Output and (dq, dk, dv) of sdpa on fresh leaves copied from q, k, v."""
+    leaves = [t.detach().clone().requires_grad_(True) for t in (q, k, v)]
+    out = F.scaled_dot_product_attention(*leaves, **kw)
+    out.backward(grad_out)
+    return out, [t.grad for t in leaves]
+
+
+def cpu_reference(q, k, v, grad_out, **kw):
+    to64 = [t.detach().cpu().to(ember.float64) for t in (q, k, v)]
+    return run(*to64, grad_out.cpu().to(ember.float64), **kw)
+
+
+def check_fused(shape_q, shape_kv, dtype, causal, e_v=None, seed=0, **kw):
+    e_v = e_v or shape_kv[-1]
+    q = make(shape_q, seed, dtype).cuda()
+    k = make(shape_kv, seed + 1, dtype).cuda()
+    v = make(tuple(shape_kv[:-1]) + (e_v,), seed + 2, dtype).cuda()
+    g = make(tuple(shape_q[:-1]) + (e_v,), seed + 3, dtype).cuda()
+    out, grads = run(q, k, v, g, is_causal=causal, **kw)
+    assert out.is_cuda and out.dtype == dtype
+    assert out.grad_fn.name() == FLASH, "the fused path was not taken"
+    ref_out, ref_grads = cpu_reference(q, k, v, g, is_causal=causal, **kw)
+    tol = TOL[dtype]
+    close(out, ref_out, tol, "output vs CPU float64")
+    for name, got, want in zip("qkv", grads, ref_grads):
+        assert got.is_cuda and got.dtype == dtype and got.shape == want.shape
+        close(got, want, 2 * tol, f"d{name} vs CPU float64")
+    # The CUDA math path (flash off) on the same inputs.
+    ember.backends.cuda.enable_flash_sdp(False)
+    try:
+        math_out, math_grads = run(q, k, v, g, is_causal=causal, **kw)
+    finally:
+        ember.backends.cuda.enable_flash_sdp(True)
+    close(out, math_out, tol, "output vs CUDA math path")
+    for name, got, want in zip("qkv", grads, math_grads):
+        close(got, want, 2 * tol, f"d{name} vs CUDA math path")
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("L,S", [(64, 64), (100, 100), (130, 70), (70, 130), (1, 1), (5, 200)])
+def test_fused_matches_references_head_64(dtype, causal, L, S):
+    check_fused((2, 3, L, 64), (2, 3, S, 64), dtype, causal, seed=L + S)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+@pytest.mark.parametrize("E", [8, 32, 40, 72, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_head_sizes(dtype, E, causal):
+    check_fused((1, 2, 129, E), (1, 2, 97, E), dtype, causal, seed=E)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_fused_three_and_two_dim_inputs_and_custom_scale(dtype):
+    check_fused((4, 65, 32), (4, 80, 32), dtype, True, scale=0.3)
+    check_fused((33, 16), (47, 16), dtype, False)
+
+
+def test_fused_gqa():
+    check_fused((2, 6, 70, 64), (2, 2, 70, 64), ember.bfloat16, True, enable_gqa=True)
+
+
+def test_fused_non_contiguous_inputs():
+    dtype = ember.bfloat16
+    q = make((2, 90, 3, 64), 1, dtype).cuda().transpose(1, 2)  # [B, L, H, E] viewed as [B, H, L, E]
+    k = make((2, 90, 3, 64), 2, dtype).cuda().transpose(1, 2)
+    v = make((2, 90, 3, 64), 3, dtype).cuda().transpose(1, 2)
+    g = make((2, 3, 90, 64), 4, dtype).cuda()
+    assert not q.is_contiguous()
+    out, grads = run(q, k, v, g, is_causal=True)
+    ref_out, ref_grads = cpu_reference(q, k, v, g, is_causal=True)
+    close(out, ref_out, TOL[dtype], "output")
+    for got, want in zip(grads, ref_grads):
+        close(got, want, 2 * TOL[dtype], "gradient")
+
+
+def test_autocast_takes_the_fused_path():
+    q, k, v = (make((2, 4, 50, 64), s, ember.float32).cuda().requires_grad_(True) for s in range(3))
+    with ember.autocast("cuda", dtype=ember.bfloat16):
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.dtype == ember.bfloat16 and out.grad_fn.name() == FLASH
+    out.float().sum().backward()
+    assert q.grad.dtype == ember.float32 and np.all(np.isfinite(as_np(q.grad)))
+
+
+def test_unsupported_arguments_and_switches_fall_back():
+    dt = ember.bfloat16
+    q, k, v = (make((1, 2, 20, 64), s, dt).cuda().requires_grad_(True) for s in range(3))
+    name = lambda out: out.grad_fn.name()  # noqa: E731
+    assert name(F.scaled_dot_product_attention(q, k, v)) == FLASH
+    assert name(F.scaled_dot_product_attention(q.float(), k.float(), v.float())) != FLASH
+    assert name(F.scaled_dot_product_attention(q, k, v, attn_mask=ember.ones(20, 20, dtype=ember.bool,
+                                                                             device="cuda"))) != FLASH
+    assert name(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)) != FLASH
+    assert name(F.scaled_dot_product_attention(q[..., :12], k[..., :12], v[..., :12])) != FLASH  # E = 12
+    assert name(F.scaled_dot_product_attention(q, k, v[..., :32])) != FLASH  # Ev != E
+    ember.backends.cuda.enable_flash_sdp(False)
+    assert name(F.scaled_dot_product_attention(q, k, v)) != FLASH
+    assert "disabled" in ember._C._nn._flash_attention_blocker(q, k, v)
+    ember.backends.cuda.enable_flash_sdp(True)
+    ember.backends.cuda.enable_math_sdp(False)
+    assert name(F.scaled_dot_product_attention(q, k, v, is_causal=True)) == FLASH  # math off: fused still runs
+    with pytest.raises(RuntimeError, match="no available kernel.*attn_mask"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=ember.zeros(20, 20, device="cuda"))
+
+
+def test_double_backward_through_the_fused_node_raises():
+    q, k, v = (make((1, 2, 20, 64), s, ember.float16).cuda().requires_grad_(True) for s in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.grad_fn.name() == FLASH
+    (gq,) = ember.autograd.grad(out.float().sum(), [q], create_graph=True)
+    with pytest.raises(RuntimeError, match=r"enable_flash_sdp\(False\)"):
+        gq.float().sum().backward()
+
+
+def test_w3_shape_bfloat16_and_memory():
+    """GPT-2 124M's attention: batch 8, 12 heads, 1024 tokens, head size 64, causal, bfloat16."""
+    dt = ember.bfloat16
+    shape = (8, 12, 1024, 64)
+    q, k, v, g = (make(shape, s, dt).cuda() for s in range(4))
+    leaves = [t.detach().clone().requires_grad_(True) for t in (q, k, v)]
+    # The 8 * 12 * 1024 * 1024 score matrix (192 MiB in bfloat16) must never exist: the forward
+    # adds its output (12 MiB) and the logsumexp; the backward float32 dQ and the gradients.
+    scores_bytes = 8 * 12 * 1024 * 1024 * 2
+    ember.cuda.synchronize()
+    ember.cuda.reset_peak_memory_stats()
+    before = ember.cuda.memory_allocated()
+    out = F.scaled_dot_product_attention(*leaves, is_causal=True)
+    ember.cuda.synchronize()
+    assert out.grad_fn.name() == FLASH
+    assert ember.cuda.max_memory_allocated() - before < scores_bytes // 8
+    out.backward(g)
+    ember.cuda.synchronize()
+    assert ember.cuda.max_memory_allocated() - before < scores_bytes
+    ember.backends.cuda.enable_flash_sdp(False)
+    math_out, math_grads = run(q, k, v, g, is_causal=True)
+    close(out, math_out, TOL[dt], "W3 output vs CUDA math path")
+    for name, got, want in zip("qkv", [t.grad for t in leaves], math_grads):
+        close(got, want, 2 * TOL[dt], f"W3 d{name} vs CUDA math path")
