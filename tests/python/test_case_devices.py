@@ -249,6 +249,7 @@ def test_the_check_catches_cpu_constants(tmp_path):
         "    OpCase('good_moved', lambda a: a * ember.ones(3).to(a.device), lambda a: a, [[(3,)]]),\n"
         "    OpCase('good_like', lambda a: a * ember.full_like(a, 2.0) + 1.5, lambda a: a, [[(3,)]]),\n"
         "]\n")
+    factory, make = ember.tensor, harness.make
     rows, broken = collect_rows([str(module)])
     assert not broken and len(rows) == 9, broken
     found = {case.name: row_problems(case) for _, case in rows}
@@ -261,4 +262,31 @@ def test_the_check_catches_cpu_constants(tmp_path):
     for name in ("good_device", "good_moved", "good_like"):
         assert not found[name], f"{name}: {found[name]}"
     # The watch undoes its patches.
-    assert ember.tensor is vars(ember._C)["tensor"] and harness.make.__name__ == "make"
+    assert ember.tensor is factory and harness.make is make
+
+
+def test_the_device_rehearsal_plugin_reports_mixing(tmp_path):
+    """sim_device.py (the EMBER_TEST_DEVICE=cuda rehearsal without a GPU)
+    fails a test that mixes a harness-made tensor with a CPU-built one or
+    reads it with .numpy(), and passes the device-agnostic forms."""
+    import subprocess
+    sample = tmp_path / "test_sim_sample.py"
+    sample.write_text(
+        "import ember\n"
+        "from harness import make, to_numpy\n"
+        "def test_mixes():\n"
+        "    x = make([1.0, 2.0])\n"
+        "    x + ember.tensor([1.0, 1.0])\n"
+        "def test_numpy():\n"
+        "    make([1.0, 2.0]).numpy()\n"
+        "def test_clean():\n"
+        "    x = make([1.0, 2.0])\n"
+        "    y = x * ember.ones(2, device=x.device) + ember.tensor(3.0)\n"
+        "    assert to_numpy(y.sum()) == 9.0 and y.device.type == 'cuda'\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.path.dirname(os.path.dirname(ember.__file__))]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "sim_device", "-p", "no:cacheprovider",
+                           str(sample)], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "test_mixes" in out and "mixes a simulated GPU tensor with a CPU tensor of shape [2]" in out, out
+    assert "numpy() of a simulated GPU tensor" in out, out
+    assert "2 failed, 1 passed" in out, out
