@@ -11,7 +11,8 @@ Runs without a GPU. Two checks per row:
   nn.functional composition) must be moved with `.to(<device or
   tensor>)` / `.cuda()` before the call returns; a call to harness.make()
   inside a row is refused too (it builds on harness.DEVICE, not the input's
-  device).
+  device). `.numpy()` / `np.asarray()` of a tensor that did not come from
+  `.cpu()` is refused as well (PyTorch refuses it for a GPU tensor).
 - at definition time: tensors, or nn.Modules holding parameters, that the
   row's ember_fn reaches through globals or closures (also through the test
   module's helper functions it calls) are refused: they were built on the
@@ -65,10 +66,14 @@ def collect_rows(paths=None):
 
 class FactoryWatch:
     """While active, records ember tensors made by factory functions without
-    an explicit device and forgets those later moved with .to(device)/.cuda()."""
+    an explicit device and forgets those later moved with .to(device)/.cuda(),
+    and records .numpy() / np.asarray() of a tensor that did not come from
+    .cpu() (on CUDA the row's tensors are on the GPU)."""
 
     def __init__(self):
         self.pending = {}  # id -> (tensor, where); the tensor is kept alive so ids stay unique
+        self.on_host = {}  # id -> tensor: results of .cpu() / .to("cpu")
+        self.reads = set()
         self.saved = []
 
     @staticmethod
@@ -100,7 +105,20 @@ class FactoryWatch:
                 isinstance(a, (ember.device, ember.Tensor)) or (isinstance(a, str)) for a in args)
             if moves:
                 watch.pending.pop(id(self), None)
+            to_cpu = fn.__name__ == "cpu" or str(kwargs.get("device", "")).startswith("cpu") or any(
+                str(a).startswith("cpu") for a in args if isinstance(a, (str, ember.device)))
+            if to_cpu and isinstance(out, ember.Tensor):
+                watch.on_host[id(out)] = out
             return out
+        return watched
+
+    def _reader(self, fn, name):
+        watch = self
+
+        def watched(self, *args, **kwargs):
+            if id(self) not in watch.on_host:
+                watch.reads.add(f"Tensor.{name}() of a tensor not moved with .cpu() at {watch._where()}")
+            return fn(self, *args, **kwargs)
         return watched
 
     def __enter__(self):
@@ -108,6 +126,9 @@ class FactoryWatch:
             self._patch(ember, name, self._factory(name, getattr(ember, name)))
         self._patch(ember.Tensor, "to", self._mover(ember.Tensor.to, False))
         self._patch(ember.Tensor, "cuda", self._mover(ember.Tensor.cuda, True))
+        self._patch(ember.Tensor, "cpu", self._mover(ember.Tensor.cpu, False))
+        for name in ("numpy", "__array__"):
+            self._patch(ember.Tensor, name, self._reader(getattr(ember.Tensor, name), name))
         make = harness.make
         watched_make = self._make(make)
         for module in list(sys.modules.values()):  # test modules bound make at import
@@ -126,8 +147,10 @@ class FactoryWatch:
         return False
 
     def take(self):
-        found = sorted({where for _, where in self.pending.values()})
+        found = sorted({where for _, where in self.pending.values()} | self.reads)
         self.pending.clear()
+        self.on_host.clear()
+        self.reads.clear()
         return found
 
 
@@ -244,6 +267,8 @@ def test_the_check_catches_cpu_constants(tmp_path):
         "    OpCase('bad_helper', lambda a: helper(a), lambda a: a, [[(3,)]]),\n"
         "    OpCase('bad_make', lambda a: a * make(np.ones(3)), lambda a: a, [[(3,)]]),\n"
         "    OpCase('bad_cast_then_move', lambda a: a * ember.ones(3).double().to(a.device), lambda a: a, [[(3,)]]),\n"
+        "    OpCase('bad_numpy', lambda a: a * float(a.numpy().sum()), lambda a: a, [[(3,)]]),\n"
+        "    OpCase('good_cpu_numpy', lambda a: a * float(a.detach().cpu().numpy().sum()), lambda a: a, [[(3,)]]),\n"
         "    OpCase('good_device', lambda a: a * ember.tensor([1.0, 2.0, 3.0], device=a.device), lambda a: a,"
         " [[(3,)]]),\n"
         "    OpCase('good_moved', lambda a: a * ember.ones(3).to(a.device), lambda a: a, [[(3,)]]),\n"
@@ -251,18 +276,20 @@ def test_the_check_catches_cpu_constants(tmp_path):
         "]\n")
     factory, make = ember.tensor, harness.make
     rows, broken = collect_rows([str(module)])
-    assert not broken and len(rows) == 9, broken
+    assert not broken and len(rows) == 11, broken
     found = {case.name: row_problems(case) for _, case in rows}
-    for name in ("bad_factory", "bad_keyword_none", "bad_global", "bad_helper", "bad_make", "bad_cast_then_move"):
+    for name in ("bad_factory", "bad_keyword_none", "bad_global", "bad_helper", "bad_make", "bad_cast_then_move",
+                 "bad_numpy"):
         assert found[name], f"{name} was not caught"
     assert "ember.tensor() without device=" in found["bad_factory"][0]
     assert "captures W" in found["bad_global"][0]
     assert "ember.arange() without device=" in found["bad_helper"][0]
     assert "harness.make()" in found["bad_make"][0]
-    for name in ("good_device", "good_moved", "good_like"):
+    assert "Tensor.numpy() of a tensor not moved with .cpu()" in found["bad_numpy"][0]
+    for name in ("good_device", "good_moved", "good_like", "good_cpu_numpy"):
         assert not found[name], f"{name}: {found[name]}"
     # The watch undoes its patches.
-    assert ember.tensor is factory and harness.make is make
+    assert ember.tensor is factory and harness.make is make and "watched" not in ember.Tensor.numpy.__name__
 
 
 def test_the_device_rehearsal_plugin_reports_mixing(tmp_path):
