@@ -237,10 +237,11 @@ def test_row_builds_its_constants_on_the_inputs_device(module_case):
     module, case = module_case
     row = f"{module}:{case.name}"
     problems = row_problems(case)
-    if row in ALLOWED:
-        if problems:
+    if row in ALLOWED:  # only its CPU-built tensors are allowed, nothing else
+        allowed = [p for p in problems if p.startswith("ember.tensor() without device=")]
+        problems = [p for p in problems if p not in allowed]
+        if allowed and not problems:
             pytest.skip(f"{row}: {ALLOWED[row]}")
-        return
     assert not problems, (f"{row} would mix devices on CUDA (build constants with device=x.device, or "
                           f"move them with .to(x.device)):\n  " + "\n  ".join(problems))
 
