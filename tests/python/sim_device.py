@@ -157,6 +157,11 @@ def wrap(name, fn):
                 inside = " (inside another ember call)" if _active[0] else ""
                 _record(f"{name}(){inside} mixes a simulated GPU tensor with a CPU tensor of shape "
                         f"{list(cpu_in[0].shape)}")
+            elif not marked(tensors[0]):
+                # PyTorch takes a 0-d CPU tensor anywhere; ember's common_device
+                # (core/type_promotion.cpp) takes the first operand's device.
+                _record(f"{name}() gets a 0-d CPU tensor before a simulated GPU tensor (PyTorch accepts it; "
+                        f"ember's common_device picks the first operand's device)")
         cpu_target = gpu_target = False
         if name in FACTORIES or name in ("to", "cuda", "cpu"):  # other calls take "cuda" as a name (autocast)
             cpu_target = any(_is_cpu(a) for a in args) or _is_cpu(kwargs.get("device"))

@@ -242,8 +242,8 @@ def test_row_builds_its_constants_on_the_inputs_device(module_case):
         problems = [p for p in problems if p not in allowed]
         if allowed and not problems:
             pytest.skip(f"{row}: {ALLOWED[row]}")
-    assert not problems, (f"{row} would mix devices on CUDA (build constants with device=x.device, or "
-                          f"move them with .to(x.device)):\n  " + "\n  ".join(problems))
+    assert not problems, (f"{row} would fail on CUDA for a test reason (build constants with device=x.device or "
+                          f"move them with .to(x.device); read tensors through .cpu()):\n  " + "\n  ".join(problems))
 
 
 def test_the_rows_were_found():
