@@ -67,20 +67,46 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytic and numerical gradients disagree."""
 
 
-def _numerical_jacobian(fn, inputs, index, eps):
-    x = inputs[index]
-    # A view with x's own strides: writing into it perturbs x's elements even
-    # when x is not contiguous (reshape(-1) would silently copy).
-    view = x.detach().numpy()
-    base = [np.asarray(o.detach().numpy(), dtype=np.float64).copy() for o in _outputs(fn, inputs)]
+def _host(t):
+    """A tensor's values as a float64 numpy array (copied to the host first
+    when the tensor lives on a GPU)."""
+    return np.asarray(t.detach().cpu().numpy(), dtype=np.float64).copy()
+
+
+class _HostPerturb:
+    """Perturbs one element of an input in place. A CPU input is written
+    through a numpy view with its own strides (reshape(-1) would silently copy
+    a non-contiguous one); an input on another device is written by copying a
+    perturbed host copy back into it."""
+
+    def __init__(self, x, on_host=None):
+        self.x = x.detach()
+        self.on_host = x.device.type == "cpu" if on_host is None else on_host
+        self.view = self.x.numpy() if self.on_host else self.x.cpu().numpy().copy()
+
+    def set(self, k, value):
+        self.view[k] = value
+        if not self.on_host:
+            prev = _C.is_grad_enabled()
+            _C._set_grad_enabled(False)
+            try:
+                self.x.copy_(_C.tensor(self.view))
+            finally:
+                _C._set_grad_enabled(prev)
+
+
+def _numerical_jacobian(fn, inputs, index, eps, on_host=None):
+    perturb = _HostPerturb(inputs[index], on_host)
+    view = perturb.view
+    base = [_host(o) for o in _outputs(fn, inputs)]
     cols = []
     for k in np.ndindex(*view.shape):
         orig = view[k].copy()
-        view[k] = orig + eps
-        plus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        view[k] = orig - eps
-        minus = [o.detach().numpy().astype(np.float64).copy() for o in _outputs(fn, inputs)]
-        view[k] = orig
+        perturb.set(k, orig + eps)
+        plus = [_host(o) for o in _outputs(fn, inputs)]
+        perturb.set(k, orig - eps)
+        minus = [_host(o) for o in _outputs(fn, inputs)]
+        perturb.set(k, orig)
         cols.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)]))
     total = sum(b.size for b in base)
     return np.stack(cols, axis=1) if cols else np.zeros((total, 0))
@@ -104,19 +130,20 @@ def _analytical_jacobian(fn, inputs, index):
         for k in range(n):
             seed = np.zeros(n, dtype=np.float64)
             seed[k] = 1.0
-            g = _C.tensor(seed.reshape(o.shape), dtype=o.dtype)
+            g = _C.tensor(seed.reshape(o.shape), dtype=o.dtype, device=o.device)
             if not o.requires_grad:
                 rows.append(np.zeros(inputs[index].numel()))
                 continue
             (gi,) = grad([o], [inputs[index]], [g], retain_graph=True, allow_unused=True)
-            rows.append(np.zeros(inputs[index].numel()) if gi is None else gi.detach().numpy().astype(np.float64).reshape(-1))
+            rows.append(np.zeros(inputs[index].numel()) if gi is None else _host(gi).reshape(-1))
     return np.stack(rows, axis=0) if rows else np.zeros((0, inputs[index].numel()))
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """Compares autograd's gradients of `fn` with central finite differences.
 
-    Inputs that require grad should be float64 CPU tensors. Returns True, or
+    Inputs that require grad should be float64 tensors, on any device (a GPU
+    input is perturbed through a host copy written back). Returns True, or
     raises GradcheckError (returns False with raise_exception=False) naming the
     input and the largest mismatch.
     """

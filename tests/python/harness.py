@@ -50,7 +50,7 @@ def random_array(shape, dtype=np.float32, domain=None, rng=RNG):
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6, msg=""):
     actual = to_numpy(actual) if isinstance(actual, ember.Tensor) else np.asarray(actual)
-    expected = np.asarray(expected)
+    expected = to_numpy(expected) if isinstance(expected, ember.Tensor) else np.asarray(expected)
     assert actual.shape == expected.shape, f"{msg} shape {actual.shape} != {expected.shape}"
     if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
         np.testing.assert_array_equal(actual, expected, err_msg=msg)

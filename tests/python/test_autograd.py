@@ -628,7 +628,28 @@ def test_gradcheck_non_contiguous_input():
     x = make(np.ascontiguousarray(base.T)).t()  # stored transposed
     x.requires_grad_()
     assert not x.is_contiguous()
-    assert ember.autograd.gradcheck(lambda t: t * t * ember.tensor([1.0, 2.0], dtype=ember.float64), (x,))
+    assert ember.autograd.gradcheck(lambda t: t * t * ember.tensor([1.0, 2.0], dtype=ember.float64, device=t.device),
+                                    (x,))
+
+
+def test_gradcheck_perturbs_through_a_host_copy_as_for_a_gpu_input():
+    """The path gradcheck takes for an input off the CPU (a perturbed host
+    copy written back with copy_), driven here on a CPU input: it finds the
+    same Jacobian as the numpy-view path and leaves the input as it was."""
+    from ember.autograd import _numerical_jacobian
+    base = random_array((3, 2), np.float64)
+    x = ember.tensor(np.ascontiguousarray(base.T)).t().requires_grad_()  # non-contiguous
+    w = ember.tensor([1.0, -2.0], dtype=ember.float64)
+    fn = lambda t: (t * t * w).sum(0)  # noqa: E731
+    via_copy = _numerical_jacobian(fn, (x,), 0, 1e-6, on_host=False)
+    np.testing.assert_array_equal(x.detach().numpy(), base)
+    via_view = _numerical_jacobian(fn, (x,), 0, 1e-6, on_host=True)
+    np.testing.assert_allclose(via_copy, via_view, rtol=1e-9, atol=1e-9)
+    expected = np.zeros((2, 6))
+    for i in range(3):
+        for j in range(2):
+            expected[j, i * 2 + j] = 2 * base[i, j] * [1.0, -2.0][j]
+    np.testing.assert_allclose(via_copy, expected, rtol=1e-6, atol=1e-6)
 
 
 def test_gradcheck_rejects_float32():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
 
 BROADCAST_SHAPES = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 1, 4), (3, 1)], [(), (2, 3)], [(5,), ()],
                     [(0, 3), (1, 3)]]
@@ -116,19 +116,19 @@ test_forward, test_gradcheck = table_tests(CASES)
 # The selects take a bool condition or mask, which gradcheck cannot perturb:
 # check the gradients of their floating inputs with the mask fixed.
 SELECT_GRADS = [
-    ("where", lambda a, b: ember.where(COND, a, b), [(3, 4), (4,)]),
-    ("where_scalar", lambda a: ember.where(COND, a, 1.5), [(3, 1)]),
-    ("where_broadcast", lambda a, b: ember.where(COND, a, b), [(), (3, 1)]),
-    ("masked_fill", lambda a: a.masked_fill(COND, -1.0), [(3, 4)]),
-    ("masked_fill_broadcast", lambda a: a.masked_fill(COND, 2.0), [(4,)]),
-    ("masked_fill_tensor", lambda a, v: ember.masked_fill(a, COND, v.reshape(())), [(3, 4), ()]),
-    ("masked_fill_inplace", lambda a, v: (a * 1).masked_fill_(COND, v.reshape(())), [(3, 4), ()]),
+    ("where", lambda a, b: ember.where(COND.to(a.device), a, b), [(3, 4), (4,)]),
+    ("where_scalar", lambda a: ember.where(COND.to(a.device), a, 1.5), [(3, 1)]),
+    ("where_broadcast", lambda a, b: ember.where(COND.to(a.device), a, b), [(), (3, 1)]),
+    ("masked_fill", lambda a: a.masked_fill(COND.to(a.device), -1.0), [(3, 4)]),
+    ("masked_fill_broadcast", lambda a: a.masked_fill(COND.to(a.device), 2.0), [(4,)]),
+    ("masked_fill_tensor", lambda a, v: ember.masked_fill(a, COND.to(a.device), v.reshape(())), [(3, 4), ()]),
+    ("masked_fill_inplace", lambda a, v: (a * 1).masked_fill_(COND.to(a.device), v.reshape(())), [(3, 4), ()]),
     ("mul_inplace", lambda a, b: (a * 1).mul_(b), [(3, 4), (4,)]),
     ("div_inplace", lambda a, b: (a * 1).div_(b + 3), [(3, 4), (4,)]),
     ("lerp_inplace", lambda s, e, w: (s * 1).lerp_(e, w), [(3, 4), (4,), (3, 4)]),
     ("add_inplace", lambda a, b: (a * 1).add_(b, alpha=-2), [(3, 4), (4,)]),
 ]
-COND = ember.tensor(random_array((3, 4), np.bool_))
+COND = ember.tensor(random_array((3, 4), np.bool_))  # moved to the inputs' device where used
 
 
 @pytest.mark.parametrize("name, fn, shapes", SELECT_GRADS, ids=[c[0] for c in SELECT_GRADS])
@@ -152,7 +152,7 @@ def test_noncontiguous(case):
     row = random_array((1, 4), dtype, case.domain)
     expanded = np.broadcast_to(row, (3, 4))
     for k in [i for i, sc in enumerate(scalar) if not sc]:  # input k is expanded, the others transposed
-        tensors = [ember.tensor(a) if sc else make(row).expand(3, 4) if i == k else _transposed(a)
+        tensors = [make(a) if sc else make(row).expand(3, 4) if i == k else _transposed(a)
                    for i, (a, sc) in enumerate(zip(arrays, scalar))]
         assert all(sc or not t.is_contiguous() for t, sc in zip(tensors, scalar))
         refs = [expanded if i == k else a for i, a in enumerate(arrays)]
@@ -449,18 +449,21 @@ def test_inplace_and_version():
     assert x._version == v + 2
 
 
-INPLACE = [  # (in-place form, out-of-place reference)
-    (lambda x: x.add_(ember.ones(4), alpha=2), lambda x: x + 2 * ember.ones(4)),
+INPLACE = [  # (in-place form, out-of-place reference); constants on x's device
+    (lambda x: x.add_(ember.ones(4, device=x.device), alpha=2), lambda x: x + 2 * ember.ones(4, device=x.device)),
     (lambda x: x.sub_(0.5), lambda x: x - 0.5),
-    (lambda x: x.mul_(ember.full((3, 1), 2.0)), lambda x: x * ember.full((3, 1), 2.0)),
+    (lambda x: x.mul_(ember.full((3, 1), 2.0, device=x.device)),
+     lambda x: x * ember.full((3, 1), 2.0, device=x.device)),
     (lambda x: x.div_(4), lambda x: x / 4),
     (lambda x: x.div_(0.3, rounding_mode="floor"), lambda x: ember.div(x, 0.3, rounding_mode="floor")),
     (lambda x: x.remainder_(0.7), lambda x: x % 0.7),
     (lambda x: x.floor_divide_(0.3), lambda x: x // 0.3),
-    (lambda x: x.masked_fill_(ember.tensor([True, False, True, False]), -1.0),
-     lambda x: ember.where(ember.tensor([True, False, True, False]), -1.0, x)),
-    (lambda x: x.lerp_(ember.ones(3, 4), 0.3), lambda x: x + 0.3 * (ember.ones(3, 4) - x)),
-    (lambda x: x.lerp_(ember.ones(4), ember.full((3, 4), 0.7)), lambda x: ember.ones(4) - 0.3 * (ember.ones(4) - x)),
+    (lambda x: x.masked_fill_(ember.tensor([True, False, True, False], device=x.device), -1.0),
+     lambda x: ember.where(ember.tensor([True, False, True, False], device=x.device), -1.0, x)),
+    (lambda x: x.lerp_(ember.ones(3, 4, device=x.device), 0.3),
+     lambda x: x + 0.3 * (ember.ones(3, 4, device=x.device) - x)),
+    (lambda x: x.lerp_(ember.ones(4, device=x.device), ember.full((3, 4), 0.7, device=x.device)),
+     lambda x: ember.ones(4, device=x.device) - 0.3 * (ember.ones(4, device=x.device) - x)),
 ]
 
 
@@ -473,7 +476,7 @@ def test_inplace_writes_into_self(inplace, reference):
         r = inplace(x)
         assert x.data_ptr() == ptr and r.data_ptr() == ptr
         assert x._version == v + 1
-        assert_close(x, expected.numpy(), rtol=1e-5, atol=1e-6)
+        assert_close(x, to_numpy(expected), rtol=1e-5, atol=1e-6)
 
 
 def test_inplace_matches_out_of_place():

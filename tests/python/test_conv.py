@@ -192,7 +192,7 @@ def test_top_level_names():
 
 
 def to_np(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def test_errors():

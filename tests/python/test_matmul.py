@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, random_array, table_tests
+from harness import OpCase, assert_close, make, random_array, table_tests, to_numpy
 
 FLOATS = (np.float32, np.float64)
 
@@ -70,15 +70,15 @@ def _layouts(array):
         # Rows padded: leading dimension larger than the row length.
         padded = np.zeros(array.shape[:-1] + (array.shape[-1] + 3,), array.dtype)
         padded[..., :array.shape[-1]] = array
-        out.append(("padded", ember.from_numpy(padded[..., :array.shape[-1]])))
+        out.append(("padded", make(padded)[..., :array.shape[-1]]))
         # Neither stride is 1: BLAS cannot read it, so the kernel copies.
         spread = np.zeros(array.shape[:-2] + (array.shape[-2] * 2, array.shape[-1] * 2), array.dtype)
         spread[..., ::2, ::2] = array
-        out.append(("strided", ember.from_numpy(spread[..., ::2, ::2])))
+        out.append(("strided", make(spread)[..., ::2, ::2]))
     else:
         spread = np.zeros(array.shape[0] * 2, array.dtype)
         spread[::2] = array
-        out.append(("strided", ember.from_numpy(spread[::2])))
+        out.append(("strided", make(spread)[::2]))
     return out
 
 
@@ -166,7 +166,7 @@ def test_broadcast_grad_shapes(shapes):
     (a @ b).sum().backward()
     assert a.grad.shape == a.shape and b.grad.shape == b.shape
     # d(sum(a @ b))/da = sum over the broadcast of b's row sums, and similarly for b.
-    an, bn = a.detach().numpy(), b.detach().numpy()
+    an, bn = to_numpy(a), to_numpy(b)
     ones = np.ones(np.matmul(an, bn).shape)
     ga = np.matmul(ones[..., None, :] if an.ndim == 1 else (ones[..., None] if bn.ndim == 1 else ones),
                    np.swapaxes(bn[..., None] if bn.ndim == 1 else bn, -1, -2))

@@ -8,7 +8,7 @@ import pytest
 
 import ember
 from ember._C import _nn as F
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
 
 FL = (np.float32, np.float64)
 
@@ -120,15 +120,15 @@ def test_batch_norm_updates_running_stats():
     assert_close(rm, 0.8 * rm0 + 0.2 * mean, 1e-12, 1e-12)
     assert_close(rv, 0.8 * rv0 + 0.2 * unbiased, 1e-12, 1e-12)
     # Eval mode reads them and leaves them alone.
-    before = rm.numpy().copy()
+    before = to_numpy(rm).copy()
     y = F.batch_norm(make(x), rm, rv, training=False)
-    assert_close(y, (x - channel(rm.numpy(), 3)) / np.sqrt(channel(rv.numpy(), 3) + 1e-5), 1e-10, 1e-10)
+    assert_close(y, (x - channel(to_numpy(rm), 3)) / np.sqrt(channel(to_numpy(rv), 3) + 1e-5), 1e-10, 1e-10)
     assert_close(rm, before, 0, 0)
 
 
 def test_batch_norm_running_stats_not_in_graph():
     x = make(random_array((4, 2), np.float64), requires_grad=True)
-    rm, rv = ember.zeros(2, dtype=ember.float64), ember.ones(2, dtype=ember.float64)
+    rm, rv = ember.zeros(2, dtype=ember.float64, device=x.device), ember.ones(2, dtype=ember.float64, device=x.device)
     F.batch_norm(x, rm, rv, training=True).sum().backward()
     assert not rm.requires_grad and not rv.requires_grad
     # The normalized output sums to zero per channel, so its gradient vanishes.
@@ -192,18 +192,18 @@ def test_norm_errors():
 def test_embedding_forward_and_grad():
     w = random_array((5, 3), np.float64)
     idx = np.array([[0, 4, 1], [4, 4, 2]])
-    out = F.embedding(ember.tensor(idx), make(w))
+    out = F.embedding(make(idx), make(w))
     assert_close(out, w[idx], 0, 0)
-    assert F.embedding(ember.tensor(idx, dtype=ember.int32), make(w)).shape == (2, 3, 3)
+    assert F.embedding(make(idx.astype(np.int32)), make(w)).shape == (2, 3, 3)
     weight = make(w, requires_grad=True)
     g = random_array((2, 3, 3), np.float64)
-    F.embedding(ember.tensor(idx), weight, padding_idx=-1).backward(make(g))
+    F.embedding(make(idx), weight, padding_idx=-1).backward(make(g))
     expected = np.zeros((5, 3))
     np.add.at(expected, idx.reshape(-1), g.reshape(-1, 3))
     expected[4] = 0  # padding row
     assert_close(weight.grad, expected, 1e-12, 1e-12)
     weight.grad = None
-    F.embedding(ember.tensor(idx), weight, scale_grad_by_freq=True).backward(make(g))
+    F.embedding(make(idx), weight, scale_grad_by_freq=True).backward(make(g))
     counts = np.bincount(idx.reshape(-1), minlength=5)
     scaled = np.zeros((5, 3))
     np.add.at(scaled, idx.reshape(-1), g.reshape(-1, 3) / counts[idx.reshape(-1)][:, None])
@@ -211,7 +211,7 @@ def test_embedding_forward_and_grad():
 
 
 def test_embedding_gradcheck():
-    idx = ember.tensor([[1, 0], [3, 1]])
+    idx = make([[1, 0], [3, 1]])
     w = make(random_array((4, 2), np.float64), requires_grad=True)
     assert ember.autograd.gradcheck(lambda w: F.embedding(idx, w) ** 2, [w])
 
@@ -255,8 +255,8 @@ def test_dropout_reproducible_under_manual_seed():
 def test_dropout_backward_uses_the_mask():
     x = make(random_array((30,), np.float64), requires_grad=True)
     y = F.dropout(x, 0.4)
-    y.backward(ember.ones(30, dtype=ember.float64))
-    mask = (y.detach().numpy() != 0) / 0.6
+    y.backward(ember.ones(30, dtype=ember.float64, device=x.device))
+    mask = (to_numpy(y) != 0) / 0.6
     assert_close(x.grad, mask, 1e-12, 1e-12)
 
 
@@ -336,7 +336,7 @@ def test_batch_norm_fused_backward_matches_composite(training):
         w = make(np.array([0.5, 2.0, -1.0]), requires_grad=True)
         b = make(np.array([0.1, 0.2, 0.3]), requires_grad=True)
         y = F.batch_norm(x, rm.clone(), rv.clone(), w, b, training)
-        grads.append([t.detach().numpy() for t in ember.autograd.grad([(y * g).sum()], [x, w, b],
+        grads.append([to_numpy(t) for t in ember.autograd.grad([(y * g).sum()], [x, w, b],
                                                                       create_graph=create_graph)])
     for fused, composite in zip(*grads):
         assert_close(fused, composite, 1e-10, 1e-12)

@@ -125,7 +125,7 @@ def test_noncontiguous(case):
 @parametrize_cases(ONE_INPUT)
 def test_zero_dim(case):
     a = random_array((), case.dtypes[0], case.domain)
-    t = ember.tensor(a.item(), dtype=make(a.reshape(1)).dtype)
+    t = make(a)  # 0-d, on the harness's device
     assert t.dim() == 0
     out = case.ember_fn(t)
     assert out.dim() == 0
@@ -363,7 +363,7 @@ def test_inplace_clamp_pow_under_autograd():
 
 
 def to_np(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def test_inplace_errors():
