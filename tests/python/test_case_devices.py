@@ -45,11 +45,6 @@ ALLOWED = {
     **{f"test_index:getitem_{n}": "a CPU index tensor is valid for a CUDA tensor in indexing"
        for n in ("tensor_2d", "adjacent_tensors", "nonadjacent_tensors", "broadcast_tensors", "mask",
                  "mask_dim1", "mask_and_slice", "int_tensor_0d", "int_dtypes")},
-    # masked_select refuses a mask on another device (as PyTorch does): these
-    # rows must build MASK with device=a.device; test_index.py is being
-    # edited elsewhere, so the fix is pending there.
-    "test_index:masked_select": "pending: MASK built on the CPU (test_index.py is edited elsewhere)",
-    "test_index:masked_select_broadcast": "pending: MASK built on the CPU (test_index.py is edited elsewhere)",
 }
 
 

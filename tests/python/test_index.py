@@ -78,9 +78,9 @@ CASES = [
            lambda a: np.take_along_axis(a, np.broadcast_to([[0, 2]], (a.shape[0], 2)), 1), [[(3, 4)]]),
     OpCase("take_along_dim_flat", lambda a: ember.take_along_dim(a, L([5, 0, 5], a)),
            lambda a: a.reshape(-1)[[5, 0, 5]], [[(3, 4)], [(2, 3, 2)]]),
-    OpCase("masked_select", lambda a: a.masked_select(ember.tensor(MASK)), lambda a: a[MASK], [[(4, 5)]],
+    OpCase("masked_select", lambda a: a.masked_select(ember.tensor(MASK, device=a.device)), lambda a: a[MASK], [[(4, 5)]],
            dtypes=(np.float32, np.int64)),
-    OpCase("masked_select_broadcast", lambda a: ember.masked_select(a, ember.tensor(MASK[2:3])),
+    OpCase("masked_select_broadcast", lambda a: ember.masked_select(a, ember.tensor(MASK[2:3], device=a.device)),
            lambda a: np.broadcast_to(a, (3, 5))[np.broadcast_to(MASK[2:3], (3, 5))], [[(3, 1)]]),
     OpCase("nonzero", lambda a: ember.nonzero(a), lambda a: np.argwhere(a), [[(3, 4)], [(5,)], [(2, 0)]],
            dtypes=(np.bool_, np.int64, np.float32), grad=False),
@@ -286,10 +286,10 @@ def test_index_grads_accumulate_duplicates():
 
 def test_inplace_forms():
     x = make(np.zeros((3, 4)))
-    x.scatter_(0, L(SCATTER_IDX), make(np.ones((2, 3))))
-    x.scatter_add_(1, L([[0], [0], [3]]), make(np.full((3, 1), 2.0)))
-    x.index_add_(0, L([2]), make(np.ones((1, 4))), alpha=-1)
-    x.scatter_(1, L([[1]]), value=9.0)
+    x.scatter_(0, L(SCATTER_IDX, x), make(np.ones((2, 3))))
+    x.scatter_add_(1, L([[0], [0], [3]], x), make(np.full((3, 1), 2.0)))
+    x.index_add_(0, L([2], x), make(np.ones((1, 4))), alpha=-1)
+    x.scatter_(1, L([[1]], x), value=9.0)
     expected = np_scatter(np.zeros((3, 4)), 0, SCATTER_IDX, np.ones((2, 3)))
     expected = np_scatter(expected, 1, np.array([[0], [0], [3]]), np.full((3, 1), 2.0), add=True)
     expected[2] -= 1
