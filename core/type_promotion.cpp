@@ -37,16 +37,16 @@ DType result_type(const std::vector<Tensor>& operands) {
 }
 
 Device common_device(const char* op, const std::vector<Tensor>& operands) {
-  Device dev;
-  bool first = true;
+  // PyTorch's rule: a 0-d CPU tensor (a number) goes with tensors on any
+  // device; every other operand decides the device and must agree with the rest.
+  const Tensor* lead = nullptr;
   for (const auto& t : operands) {
-    if (!t.defined() || t.impl()->wrapped_number) continue;
-    if (first) {
-      dev = t.device();
-      first = false;
+    if (!t.defined() || (t.device().is_cpu() && t.dim() == 0)) continue;
+    if (!lead) {
+      lead = &t;
       continue;
     }
-    if (t.device() != dev && t.dim() != 0) {
+    if (t.device() != lead->device()) {
       std::string where;
       for (size_t i = 0; i < operands.size(); ++i) {
         if (!operands[i].defined()) continue;
@@ -56,7 +56,7 @@ Device common_device(const char* op, const std::vector<Tensor>& operands) {
                       ". Move them with .to(device) first."));
     }
   }
-  return dev;
+  return lead ? lead->device() : kCPU;
 }
 
 }  // namespace ember

@@ -11,7 +11,8 @@ namespace ember {
 DType result_type(const std::vector<Tensor>& operands);
 inline DType result_type(const Tensor& a, const Tensor& b) { return result_type(std::vector<Tensor>{a, b}); }
 
-// Checks that all defined operands are on one device and returns it; the
+// Checks that all defined operands are on one device and returns it; 0-d
+// CPU tensors go with any device (CPU when nothing else decides). The
 // message names the op and where each input is.
 Device common_device(const char* op, const std::vector<Tensor>& operands);
 

@@ -203,6 +203,25 @@ def test_copy_into_a_strided_cuda_tensor_keeps_the_rest():
 
 
 @gpu
+def test_cpu_scalar_tensors_go_with_cuda_tensors_in_either_order():
+    x = ember.tensor([1.0, 2.0, 3.0], device="cuda")
+    two = ember.tensor(2.0)  # 0-d, on the CPU
+    for result in (two * x, x * two, ember.where(x > 1, two, x), ember.maximum(two, x)):
+        assert result.device == ember.device("cuda", 0)
+    np.testing.assert_array_equal((two * x).cpu().numpy(), [2.0, 4.0, 6.0])
+    both = two + ember.tensor(3.0, device="cuda")  # the CUDA operand decides, whatever the order
+    assert both.device.type == "cuda" and both.item() == 5.0
+
+
+@gpu
+def test_cpu_tensors_do_not_mix_with_cuda_tensors():
+    with pytest.raises(RuntimeError, match=r"add: expected all tensors to be on the same device.*cuda"):
+        ember.ones(3) + ember.tensor(1.0, device="cuda")  # only CPU 0-d tensors are exempt, as in PyTorch
+    with pytest.raises(RuntimeError, match="same device"):
+        ember.ones(3, device="cuda") * ember.ones(3)
+
+
+@gpu
 def test_half_precision_round_trip():
     a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
     for dt in (ember.float16, ember.bfloat16):
