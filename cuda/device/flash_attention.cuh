@@ -59,6 +59,27 @@ constexpr int backward_smem_bytes(int D, int elem) {
          kWarps * 16 * (kBlockM + kPadF) * 4 + 2 * kBlockM * 4;
 }
 
+// The backward's A B^T products: the warp's 16 rows of `a` ([16, D], row
+// stride ldh) against the kBlockM rows of the tile `b` ([kBlockM, D]), as float
+// into the warp's scratch f_w ([16, kBlockM], row stride ldf).
+template <class T, int D>
+__device__ void warp_rows_times_tile_t(const T* a, const T* b, int ldh, float* f_w, int ldf) {
+#pragma unroll
+  for (int nb = 0; nb < kBlockM / 16; ++nb) {
+    FragC acc;
+    wmma::fill_fragment(acc, 0.f);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      FragA<T> fa;
+      FragBT<T> fb;  // b^T: element (e, j) is b[j][e]
+      wmma::load_matrix_sync(fa, a + kk * 16, ldh);
+      wmma::load_matrix_sync(fb, b + nb * 16 * ldh + kk * 16, ldh);
+      wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(f_w + nb * 16, acc, ldf, wmma::mem_row_major);
+  }
+}
+
 // Rows [row0, row0 + 64) of a [rows, E] matrix into a [64, D + kPad] shared
 // tile, 16 bytes (8 elements) per access; rows past `rows` and columns past E
 // are zeros. E is a multiple of 8 and src 16-byte aligned (checked by the host).
@@ -269,20 +290,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     // S^T for the warp's 16 keys against the 64 queries.
-#pragma unroll
-    for (int nb = 0; nb < kBlockM / 16; ++nb) {
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        FragA<T> a;
-        FragBT<T> b;  // Q^T
-        wmma::load_matrix_sync(a, k_s + warp * 16 * ldh + kk * 16, ldh);
-        wmma::load_matrix_sync(b, q_s + nb * 16 * ldh + kk * 16, ldh);
-        wmma::mma_sync(acc, a, b, acc);
-      }
-      wmma::store_matrix_sync(f_w + nb * 16, acc, ldf, wmma::mem_row_major);
-    }
+    warp_rows_times_tile_t<T, D>(k_s + warp * 16 * ldh, q_s, ldh, f_w, ldf);  // S^T = K Q^T
     __syncwarp();
     float p[kCols];
 #pragma unroll
@@ -309,20 +317,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     // dP^T = V dO^T for the warp's keys.
-#pragma unroll
-    for (int nb = 0; nb < kBlockM / 16; ++nb) {
-      FragC acc;
-      wmma::fill_fragment(acc, 0.f);
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        FragA<T> a;
-        FragBT<T> b;  // dO^T
-        wmma::load_matrix_sync(a, v_s + warp * 16 * ldh + kk * 16, ldh);
-        wmma::load_matrix_sync(b, do_s + nb * 16 * ldh + kk * 16, ldh);
-        wmma::mma_sync(acc, a, b, acc);
-      }
-      wmma::store_matrix_sync(f_w + nb * 16, acc, ldf, wmma::mem_row_major);
-    }
+    warp_rows_times_tile_t<T, D>(v_s + warp * 16 * ldh, do_s, ldh, f_w, ldf);
     __syncwarp();  // every lane is done reading P^T (dV) before dS^T replaces it
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
