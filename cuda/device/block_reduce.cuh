@@ -41,6 +41,12 @@ struct MaxOp {
   __device__ T operator()(T a, T b) const { return (a != a || b > a) ? b : a; }
 };
 
+// Max that propagates NaN: a NaN on either side makes the result NaN.
+struct NanMaxOp {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a != a || b != b ? a + b : (a > b ? a : b); }
+};
+
 template <class T>
 __device__ __forceinline__ T shfl_down(T v, int offset) {
   if constexpr (std::is_same_v<T, bool>) {

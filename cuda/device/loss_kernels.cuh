@@ -23,14 +23,16 @@ __global__ void ce_forward_kernel(A* loss, A* wt, A* lse, const T* x, const int6
   __shared__ A shared[kLossThreads / kWarpSize];
   const int64_t p = blockIdx.x, o = p / inner, i = p % inner;
   const T* xp = x + o * classes * inner + i;
-  A m = -INFINITY;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) m = fmax(m, static_cast<A>(load(xp, c * inner)));
-  m = block_max(m, shared);
+  A m = -INFINITY;  // NaN-propagating max
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) m = NanMaxOp{}(m, static_cast<A>(load(xp, c * inner)));
+  m = block_reduce(m, NanMaxOp{}, shared);
   A s = 0;
   for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) s += exp(static_cast<A>(load(xp, c * inner)) - m);
   s = block_sum(s, shared);
   if (threadIdx.x == 0) {
-    const A l = m + log(s);
+    // A NaN, a +inf or all -inf: no shift makes the sum finite; lse is then
+    // m itself, as in the CPU kernel (a +inf logit gives an inf loss, not NaN).
+    const A l = m != m || ::isinf(m) ? m : m + log(s);
     const int64_t t = target[p];
     const A w = t == ignore_index ? A(0) : (weight ? weight[t] : A(1));
     lse[p] = l;

@@ -16,12 +16,6 @@ namespace {  // one copy per including file (the .cu, or its emulation test)
 
 constexpr int kSoftmaxThreads = 256;
 
-// Max that propagates NaN: a NaN on either side makes the result NaN.
-struct NanMaxOp {
-  template <class T>
-  __device__ T operator()(T a, T b) const { return a != a || b != b ? a + b : (a > b ? a : b); }
-};
-
 // Grid-strides over the columns; blockDim.x == kSoftmaxThreads.
 template <class T, bool Log>
 __global__ void softmax_kernel(const T* x, T* out, int64_t columns, int64_t n, int64_t inner) {

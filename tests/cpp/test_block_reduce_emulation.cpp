@@ -81,7 +81,7 @@ TEST_CASE("block_reduce (host emulation): float sums agree across threads and wi
   }
 }
 
-TEST_CASE("block_reduce (host emulation): max and MaxOp's NaN rule", "[emulation]") {
+TEST_CASE("block_reduce (host emulation): max, MaxOp's and NanMaxOp's NaN rules", "[emulation]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (unsigned threads : {32u, 96u, 512u}) {
     for (unsigned where : {0u, 1u, 17u, 31u, threads - 1}) {
@@ -92,6 +92,7 @@ TEST_CASE("block_reduce (host emulation): max and MaxOp's NaN rule", "[emulation
       float expect = -INFINITY;
       for (unsigned t = 0; t < threads; ++t) if (t != where) expect = std::max(expect, v[t]);
       for (float g : block_results(1, threads, v, ember::cuda::MaxOp{})) REQUIRE(g == expect);
+      for (float g : block_results(1, threads, v, ember::cuda::NanMaxOp{})) REQUIRE(std::isnan(g));  // NaN wins
     }
     std::vector<float> all_nan(threads, nan);
     for (float g : block_results(1, threads, all_nan, ember::cuda::MaxOp{})) REQUIRE(std::isnan(g));

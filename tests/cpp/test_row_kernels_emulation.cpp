@@ -192,6 +192,7 @@ TEST_CASE("softmax kernel (host emulation) against the CPU kernel", "[emulation]
     softmax_case<double>(4, 257, 2, log, {});
     softmax_case<double>(1, 1, 1, log, {});
     softmax_case<float>(3, 40, 1, log, {{0, NAN}, {41, -INFINITY}, {80, 1e30}});  // NaN row, one -inf, a huge value
+    softmax_case<double>(2, 40, 1, log, {{3, INFINITY}, {50, INFINITY}, {51, -INFINITY}});  // +inf entries
     std::vector<std::pair<int64_t, double>> all_masked;  // a whole row at -inf: NaN on both
     for (int64_t r = 0; r < 33; ++r) all_masked.push_back({33 + r, -INFINITY});
     softmax_case<float>(3, 33, 1, log, all_masked);
@@ -223,4 +224,6 @@ TEST_CASE("cross_entropy / nll_loss kernels (host emulation) against the CPU ker
     cross_entropy_case<__nv_bfloat16>(3, 11, 2, weighted, 4);
   }
   cross_entropy_case<float>(3, 20, 1, false, -100, {{5, NAN}, {21, -INFINITY}, {26, -INFINITY}});
+  // +inf logits: at the target (loss NaN) and elsewhere (loss inf), as on the CPU and in PyTorch
+  cross_entropy_case<double>(3, 20, 1, false, -100, {{3, INFINITY}, {20 + 12, INFINITY}});
 }
