@@ -2,7 +2,8 @@
 // on the same inputs as ember's CPU kernels: softmax / log_softmax
 // (cuda/device/softmax_kernels.cuh), layer_norm / rms_norm forward and
 // backward (cuda/device/norm_kernels.cuh), cross_entropy forward and backward
-// and nll_loss (cuda/device/loss_kernels.cuh). Rows shorter and longer than
+// and nll_loss (cuda/device/loss_kernels.cuh), batch norm's per-channel
+// kernels (cuda/device/norm_kernels.cuh). Rows shorter and longer than
 // the block, odd sizes, strided (inner > 1) layouts, fewer blocks than
 // columns (grid-stride loops), -inf / NaN, float32, float64, and float16 /
 // bfloat16 read and written by the kernels (rounded to nearest even).
@@ -182,6 +183,52 @@ void cross_entropy_case(int64_t outer, int64_t classes, int64_t inner, bool weig
   require_close(values_of(ngx), rgx, tol, tol, "nll gx");
 }
 
+// ---- batch norm's per-channel kernels
+
+template <class T>
+void batch_norm_case(int64_t n, int64_t c, int64_t inner, bool affine, bool batch_stats) {
+  const DType dt = Of<T>::dtype;
+  INFO("batch_norm n " << n << " c " << c << " inner " << inner << " affine " << affine << " batch_stats "
+                       << batch_stats << " " << ember::dtype_name(dt));
+  const Shape shape{n, c, inner};
+  const int64_t total = n * c * inner;
+  const Tensor x = tensor_of(normal_values(static_cast<size_t>(total), 2.0, 21), shape, dt);
+  const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+  Tensor mean = nan_tensor({c}, dt), var = nan_tensor({c}, dt), want_mean = nan_tensor({c}, dt), want_var = nan_tensor({c}, dt);
+  ember::cpu::channel_moments(want_mean, want_var, x, n, c, inner);
+  launch(static_cast<unsigned>(c), 512, 0, [&] {
+    ember::cuda::channel_moments_kernel<T>(ptr<T>(mean), ptr<T>(var), ptr<T>(x), n, c, inner);
+  });
+  require_close(values_of(mean), values_of(want_mean), tol, tol, "mean");
+  require_close(values_of(var), values_of(want_var), tol, tol, "var");
+
+  const Tensor scale = tensor_of(normal_values(c, 1.0, 22), {c}, dt), shift = tensor_of(normal_values(c, 1.0, 23), {c}, dt);
+  Tensor out = nan_tensor(shape, dt), want_out = nan_tensor(shape, dt);
+  ember::cpu::channel_affine(want_out, x, scale, shift, n, c, inner);
+  launch(3, 64, 0, [&] {  // fewer threads than elements: grid-stride
+    ember::cuda::channel_affine_kernel<T>(ptr<T>(out), ptr<T>(x), ptr<T>(scale), ptr<T>(shift), c, inner, total);
+  });
+  require_close(values_of(out), values_of(want_out), tol, tol, "affine");
+
+  const Tensor g = tensor_of(normal_values(static_cast<size_t>(total), 1.0, 24), shape, dt);
+  const Tensor rstd = tensor_of(normal_values(c, 0.3, 25), {c}, dt).abs();
+  const Tensor w = affine ? tensor_of(normal_values(c, 1.0, 26), {c}, dt) : Tensor();
+  Tensor gx = nan_tensor(shape, dt), sg = nan_tensor({c}, dt), sx = nan_tensor({c}, dt);
+  Tensor want_gx = nan_tensor(shape, dt), want_sg = nan_tensor({c}, dt), want_sx = nan_tensor({c}, dt);
+  ember::cpu::channel_norm_backward(want_gx, want_sg, want_sx, g, x, want_mean, rstd, w, n, c, inner, batch_stats);
+  launch(static_cast<unsigned>(c), 512, 0, [&] {
+    ember::cuda::channel_sums_kernel<T>(ptr<T>(sg), ptr<T>(sx), ptr<T>(g), ptr<T>(x), ptr<T>(want_mean), ptr<T>(rstd),
+                                        n, c, inner);
+  });
+  launch(3, 64, 0, [&] {
+    ember::cuda::channel_grad_kernel<T>(ptr<T>(gx), ptr<T>(g), ptr<T>(x), ptr<T>(want_mean), ptr<T>(rstd), ptr<T>(w),
+                                        ptr<T>(sg), ptr<T>(sx), c, inner, total, batch_stats);
+  });
+  require_close(values_of(sg), values_of(want_sg), tol * 10, tol * 10, "sum_g");
+  require_close(values_of(sx), values_of(want_sx), tol * 10, tol * 10, "sum_gxhat");
+  require_close(values_of(gx), values_of(want_gx), tol * 10, tol * 10, "gx");
+}
+
 }  // namespace
 
 TEST_CASE("softmax kernel (host emulation) against the CPU kernel", "[emulation]") {
@@ -226,4 +273,12 @@ TEST_CASE("cross_entropy / nll_loss kernels (host emulation) against the CPU ker
   cross_entropy_case<float>(3, 20, 1, false, -100, {{5, NAN}, {21, -INFINITY}, {26, -INFINITY}});
   // +inf logits: at the target (loss NaN) and elsewhere (loss inf), as on the CPU and in PyTorch
   cross_entropy_case<double>(3, 20, 1, false, -100, {{3, INFINITY}, {20 + 12, INFINITY}});
+}
+
+TEST_CASE("batch_norm channel kernels (host emulation) against the CPU kernels", "[emulation]") {
+  for (bool batch_stats : {true, false}) {
+    batch_norm_case<float>(4, 3, 5, true, batch_stats);
+    batch_norm_case<float>(8, 2, 300, false, batch_stats);  // 2,400 values per channel: longer than the block
+    batch_norm_case<double>(3, 5, 1, true, batch_stats);
+  }
 }
