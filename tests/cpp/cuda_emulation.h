@@ -39,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -64,6 +65,10 @@ struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 constexpr int warpSize = 32;
+namespace cuda::std {  // libcu++'s tuple as the kernels use it
+using ::std::get;
+using ::std::tuple;
+}  // namespace cuda::std
 
 // ---- device math that has no host twin
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
