@@ -24,10 +24,11 @@ struct Half {
     if (x < 0x38800000u) {  // subnormal or zero in half
       if (x < 0x33000000u) return static_cast<uint16_t>(sign);
       const uint32_t mant = (x & 0x7fffffu) | 0x800000u;
+      // value = mant * 2^(e - 150) and a half subnormal counts 2^-24: h = mant >> (126 - e)
       const int shift = 126 - static_cast<int>(x >> 23);
-      uint32_t h = mant >> (shift - 10 + 14);
-      const uint32_t rem = mant & ((1u << (shift - 10 + 14)) - 1);
-      const uint32_t half_point = 1u << (shift - 10 + 13);
+      uint32_t h = mant >> shift;
+      const uint32_t rem = mant & ((1u << shift) - 1);
+      const uint32_t half_point = 1u << (shift - 1);
       if (rem > half_point || (rem == half_point && (h & 1u))) ++h;
       return static_cast<uint16_t>(sign | h);
     }

@@ -1,6 +1,7 @@
 // GradScaler's unscale pass on the GPU: one grid-stride kernel per gradient,
 // reading the inverse scale from device memory and raising the found_inf flag
-// there (every writer writes 1, so the race is benign).
+// there (every writer writes 1, so the race is benign). The kernels are in
+// cuda/device/amp_kernels.cuh; this file launches them.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -8,32 +9,11 @@
 #include <ember/core/tensor.h>
 #include <ember/cuda/amp.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/amp_kernels.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
 namespace {
-
-__device__ inline float load(const __half* p) { return __half2float(*p); }
-__device__ inline float load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
-__device__ inline float load(const float* p) { return *p; }
-__device__ inline double load(const double* p) { return *p; }
-__device__ inline void store(__half* p, float v) { *p = __float2half(v); }
-__device__ inline void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16(v); }
-__device__ inline void store(float* p, float v) { *p = v; }
-__device__ inline void store(double* p, double v) { *p = v; }
-
-template <class T, class C>
-__global__ void unscale_kernel(T* data, int64_t n, float* found_inf, const float* inv_scale) {
-  const C inv = static_cast<C>(*inv_scale);
-  bool bad = false;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const C v = load(data + i);
-    bad |= !isfinite(v);
-    store(data + i, v * inv);
-  }
-  if (bad) *found_inf = 1.0f;
-}
 
 template <class T, class C>
 void launch(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale, cudaStream_t stream) {
@@ -45,23 +25,6 @@ void launch(const Tensor& grad, const Tensor& found_inf, const Tensor& inv_scale
                                                         static_cast<float*>(found_inf.data_ptr()),
                                                         static_cast<const float*>(inv_scale.data_ptr()));
   EMBER_CUDA_KERNEL_CHECK();
-}
-
-__global__ void update_scale_kernel(float* scale, int* growth_tracker, const float* found_inf, double growth_factor,
-                                    double backoff_factor, int64_t growth_interval) {
-  if (*found_inf != 0.0f) {
-    *scale = static_cast<float>(*scale * backoff_factor);
-    *growth_tracker = 0;
-    return;
-  }
-  const int64_t successful = *growth_tracker + 1;
-  if (successful == growth_interval) {
-    const float grown = static_cast<float>(*scale * growth_factor);
-    if (isfinite(grown)) *scale = grown;
-    *growth_tracker = 0;
-  } else {
-    *growth_tracker = static_cast<int>(successful);
-  }
 }
 
 }  // namespace

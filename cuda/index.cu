@@ -24,6 +24,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/index_scan_kernels.cuh>
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/error.h>
 #include <ember/cuda/index_layout.h>
@@ -35,6 +36,7 @@ namespace {
 // kThreads, kMaxDims and the grid size of grid-stride loops come from the
 // elementwise launcher; the index kernels' addressing from index_layout.h.
 using detail::blocks_for;
+static_assert(kCoordsMaxDims == kMaxDims, "nonzero's coordinates cover every dimension the launcher does");
 
 // ---- index_gather / index_scatter ------------------------------------------------------------
 
@@ -169,94 +171,6 @@ void dispatch_accumulate(DType d, const char* op, F&& f) {
                                 "int64 and bool are)"));
 }
 
-// ---- min/max ------------------------------------------------------------------------------------
-
-constexpr int kMinMaxBlocks = 1024;
-
-// lo_out[b] / hi_out[b]: min of lo_in and max of hi_in over block b's share
-// of the n elements (a first pass reads one tensor as both).
-__global__ void min_max_kernel(const int64_t* lo_in, const int64_t* hi_in, int64_t n, int64_t* lo_out,
-                               int64_t* hi_out) {
-  __shared__ int64_t lo[kThreads];
-  __shared__ int64_t hi[kThreads];
-  int64_t a = INT64_MAX, b = INT64_MIN;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    a = lo_in[i] < a ? lo_in[i] : a;
-    b = hi_in[i] > b ? hi_in[i] : b;
-  }
-  lo[threadIdx.x] = a;
-  hi[threadIdx.x] = b;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) {
-      lo[threadIdx.x] = lo[threadIdx.x + s] < lo[threadIdx.x] ? lo[threadIdx.x + s] : lo[threadIdx.x];
-      hi[threadIdx.x] = hi[threadIdx.x + s] > hi[threadIdx.x] ? hi[threadIdx.x + s] : hi[threadIdx.x];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    lo_out[blockIdx.x] = lo[0];
-    hi_out[blockIdx.x] = hi[0];
-  }
-}
-
-// ---- nonzero ------------------------------------------------------------------------------------
-
-constexpr int kScanItems = 16;                       // consecutive elements per thread
-constexpr int64_t kTile = int64_t{kThreads} * kScanItems;  // elements per block
-
-__device__ inline int count_items(const uint8_t* flags, int64_t first, int64_t n) {
-  int c = 0;
-  for (int j = 0; j < kScanItems; ++j) c += (first + j < n && flags[first + j] != 0) ? 1 : 0;
-  return c;
-}
-
-// counts[b] = nonzero flags in tile b.
-__global__ void count_tiles_kernel(const uint8_t* flags, int64_t n, int64_t* counts) {
-  __shared__ int partial[kThreads];
-  partial[threadIdx.x] = count_items(flags, static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kScanItems, n);
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) counts[blockIdx.x] = partial[0];
-}
-
-struct Coords {
-  int ndim;
-  int64_t shape[kMaxDims];
-};
-
-// Writes the coordinates of every nonzero element of tile b at rows
-// ends[b] - counts[b] + (its rank within the tile).
-__global__ void write_nonzero_kernel(const uint8_t* flags, int64_t n, const int64_t* counts, const int64_t* ends,
-                                     Coords g, int64_t* out) {
-  __shared__ int scan[kThreads];
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kScanItems;
-  const int mine = count_items(flags, first, n);
-  scan[threadIdx.x] = mine;
-  __syncthreads();
-  for (int s = 1; s < kThreads; s <<= 1) {  // inclusive scan over the block's threads
-    const int add = static_cast<int>(threadIdx.x) >= s ? scan[threadIdx.x - s] : 0;
-    __syncthreads();
-    scan[threadIdx.x] += add;
-    __syncthreads();
-  }
-  int64_t row = ends[blockIdx.x] - counts[blockIdx.x] + scan[threadIdx.x] - mine;
-  for (int j = 0; j < kScanItems; ++j) {
-    const int64_t i = first + j;
-    if (i >= n || flags[i] == 0) continue;
-    int64_t rest = i;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      out[row * g.ndim + d] = rest % g.shape[d];
-      rest /= g.shape[d];
-    }
-    ++row;
-  }
-}
-
 // x as contiguous 0/1 bytes: nonzero means != 0 (NaN counts, -0.0 does not).
 Tensor nonzero_flags(const Tensor& x) {
   const Tensor t = x.detach();
@@ -278,7 +192,7 @@ Tiles count_tiles(const Tensor& x) {
   r.flags = nonzero_flags(x);
   const int64_t tiles = (n + kTile - 1) / kTile;
   r.counts = ember::empty({tiles}, DType::Int64, x.device());
-  count_tiles_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, current_cuda_stream(x.device().index)>>>(
+  count_tiles_kernel<<<static_cast<unsigned>(tiles), kScanThreads, 0, current_cuda_stream(x.device().index)>>>(
       static_cast<const uint8_t*>(r.flags.data_ptr()), n, static_cast<int64_t*>(r.counts.data_ptr()));
   EMBER_CUDA_KERNEL_CHECK();
   r.ends = ember::cumsum(r.counts, 0).contiguous();
@@ -357,14 +271,14 @@ std::pair<int64_t, int64_t> min_max(const Tensor& index) {
   const int device = x.device().index;
   DeviceGuard guard(device);
   cudaStream_t stream = current_cuda_stream(device);
-  const int64_t b = (n + kThreads - 1) / kThreads;
+  const int64_t b = (n + kScanThreads - 1) / kScanThreads;
   const int blocks = static_cast<int>(b < kMinMaxBlocks ? b : kMinMaxBlocks);
   Tensor scratch = ember::empty({2 * blocks + 2}, DType::Int64, x.device());
   int64_t* s = static_cast<int64_t*>(scratch.data_ptr());
   const int64_t* p = static_cast<const int64_t*>(x.data_ptr());
-  min_max_kernel<<<blocks, kThreads, 0, stream>>>(p, p, n, s, s + blocks);
+  min_max_kernel<<<blocks, kScanThreads, 0, stream>>>(p, p, n, s, s + blocks);
   EMBER_CUDA_KERNEL_CHECK();
-  min_max_kernel<<<1, kThreads, 0, stream>>>(s, s + blocks, blocks, s + 2 * blocks, s + 2 * blocks + 1);
+  min_max_kernel<<<1, kScanThreads, 0, stream>>>(s, s + blocks, blocks, s + 2 * blocks, s + 2 * blocks + 1);
   EMBER_CUDA_KERNEL_CHECK();
   const Tensor host = scratch.narrow(0, 2 * blocks, 2).to(kCPU);  // waits for the stream
   const int64_t* h = static_cast<const int64_t*>(host.data_ptr());
@@ -401,7 +315,7 @@ Tensor nonzero(const Tensor& x) {
   g.ndim = static_cast<int>(x.dim());
   for (int d = 0; d < g.ndim; ++d) g.shape[d] = x.size(d);
   const int64_t n = x.numel();
-  write_nonzero_kernel<<<static_cast<unsigned>(t.counts.numel()), kThreads, 0, current_cuda_stream(device)>>>(
+  write_nonzero_kernel<<<static_cast<unsigned>(t.counts.numel()), kScanThreads, 0, current_cuda_stream(device)>>>(
       static_cast<const uint8_t*>(t.flags.data_ptr()), n, static_cast<const int64_t*>(t.counts.data_ptr()),
       static_cast<const int64_t*>(t.ends.data_ptr()), g, static_cast<int64_t*>(out.data_ptr()));
   EMBER_CUDA_KERNEL_CHECK();

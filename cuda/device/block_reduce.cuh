@@ -20,7 +20,9 @@
 #pragma once
 #include <type_traits>
 
+#ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
 #include <cuda_runtime.h>
+#endif
 
 namespace ember::cuda {
 
@@ -32,11 +34,17 @@ struct SumOp {
   __device__ T operator()(T a, T b) const { return a + b; }
 };
 
-// Max without NaN handling: a NaN loses against any number (callers that must
-// propagate NaN pass their own op).
+// Max where a NaN loses against any number, on either side (callers that
+// must propagate NaN pass their own op); all NaN gives NaN.
 struct MaxOp {
   template <class T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const { return (a != a || b > a) ? b : a; }
+};
+
+// Max that propagates NaN: a NaN on either side makes the result NaN.
+struct NanMaxOp {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a != a || b != b ? a + b : (a > b ? a : b); }
 };
 
 template <class T>

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
 
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>

@@ -4,8 +4,10 @@
 #pragma once
 #include <cstdint>
 
+#ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
 
 namespace ember::cuda {
 

@@ -1,85 +1,225 @@
-// Host stand-ins for the CUDA features the flash attention kernels use
-// (cuda/device/flash_attention.cuh), so that tests/cpp/test_flash_emulation.cpp
-// can run those kernels on the CPU: a block's threads are fibers (ucontext)
-// that switch at __syncthreads / __syncwarp barriers (a barrier some threads
-// never reach is reported), __shfl_xor_sync exchanges through the warp; wmma fragments hold the whole 16x16 tile in every lane
-// (loads check wmma's 32-byte alignment and ldm rules; one lane stores, so a
-// missing __syncwarp before other lanes read is likely to show). The 16-bit
-// element type is bfloat16 rounded to nearest even. Include only in that test.
+// Host stand-ins for the CUDA features ember's kernels use, so that tests can
+// compile a kernel's real source (the cuda/device/*.cuh headers the .cu files
+// include) for the CPU and run it against a reference on machines without a
+// GPU. Include it after the ember headers a test needs and before the kernel
+// headers (it defines __global__, __device__, threadIdx, ... as macros).
+//
+// - A launch runs the grid's blocks one after the other, in a shuffled order;
+//   a block's threads are fibers (ucontext) on one OS thread that switch at
+//   __syncthreads / __syncwarp and at every warp exchange, resumed in a
+//   shuffled order, so no thread or block order can be relied upon. A barrier
+//   some threads never reach (e.g. a thread returned early, or a shuffle in
+//   a divergent branch) deadlocks the block and aborts with a message.
+// - Warp shuffles (__shfl_sync / _up / _down / _xor, any width) and votes
+//   (__ballot_sync, __any_sync, __all_sync) exchange values through the warp
+//   with CUDA's rules for lanes out of range; a full mask in a partial warp,
+//   or a partial mask, aborts (neither occurs in ember's kernels).
+// - __shared__ variables become function statics: one copy, which suits
+//   blocks that run one at a time (they keep the previous block's values,
+//   as garbage). Dynamic shared memory: EMBER_FLASH_SHARED_MEMORY, filled
+//   with 0xAB bytes before each block.
+// - Atomics are plain read-modify-writes (one OS thread).
+// - __half and __nv_bfloat16 are 16-bit structs with CUDA's conversions,
+//   rounded to nearest even (from float or directly from double), written
+//   independently of ember's CPU conversions so that tests can compare them.
+// - nvcuda::wmma fragments hold the whole 16x16 tile in every lane (loads
+//   check wmma's 32-byte alignment and ldm rules; one lane stores, so a
+//   missing __syncwarp before other lanes read is likely to show); elements
+//   are read through to_float(), found by argument-dependent lookup.
+// Include only in tests.
 #pragma once
+#define EMBER_CUDA_EMULATION 1
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include <math.h>  // float overloads (exp(float), sqrt(float), ...) in the global namespace, as in device code
 #include <ucontext.h>
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __align__(x)
+#define __shared__ static
 #define __CUDA_ARCH__ 900
 #define EMBER_FLASH_SHARED_MEMORY(name) unsigned char* name = emu::smem_ptr
 
-struct dim3 { unsigned x = 1, y = 1, z = 1; };
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
 struct uint4 { unsigned x, y, z, w; };
 struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+constexpr int warpSize = 32;
+namespace cuda::std {  // libcu++'s tuple as the kernels use it
+using ::std::get;
+using ::std::tuple;
+}  // namespace cuda::std
+
+// ---- device math that has no host twin
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __saturatef(float x) { return x != x ? 0.f : std::min(std::max(x, 0.f), 1.f); }
+
+// ---- 16-bit floats: bits only; conversions as CUDA's (round to nearest even)
+struct __half { uint16_t x; };
+struct __nv_bfloat16 { uint16_t x; };
 
 namespace emu {
-struct Fiber;
+// Rounds |v| (finite, not NaN) to a binary format with `mant` stored mantissa
+// bits, exponent bias `bias` and `exp_bits` exponent bits; returns the bits
+// without the sign. Uses exact double scaling and nearbyint (ties to even).
+inline uint32_t round_to_format(double a, int mant, int bias, int exp_bits) {
+  const int emin = 1 - bias, emax_field = (1 << exp_bits) - 1;
+  if (a == 0) return 0;
+  int e = std::ilogb(a);  // a in [2^e, 2^(e+1))
+  if (e < emin) {         // subnormal: units of 2^(emin - mant)
+    const double r = std::nearbyint(std::ldexp(a, mant - emin));
+    return static_cast<uint32_t>(r);  // r == 2^mant is the smallest normal: its bits are right
+  }
+  double r = std::nearbyint(std::ldexp(a, mant - e));  // in [2^mant, 2^(mant+1)]
+  if (r == std::ldexp(1.0, mant + 1)) r /= 2, ++e;
+  if (e + bias >= emax_field) return static_cast<uint32_t>(emax_field) << mant;  // overflow: inf
+  return (static_cast<uint32_t>(e + bias) << mant) | (static_cast<uint32_t>(r) - (1u << mant));
 }
+inline uint16_t to_16(double v, int mant, int bias, int exp_bits, uint16_t nan) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  if (std::isnan(v)) return nan;
+  if (std::isinf(v)) return sign | static_cast<uint16_t>(((1u << exp_bits) - 1) << mant);
+  return sign | static_cast<uint16_t>(round_to_format(std::fabs(v), mant, bias, exp_bits));
+}
+inline float from_16(uint16_t b, int mant, int bias, int exp_bits) {
+  const int field = (b >> mant) & ((1 << exp_bits) - 1);
+  const uint32_t m = b & ((1u << mant) - 1);
+  double v;
+  if (field == (1 << exp_bits) - 1) v = m ? NAN : INFINITY;
+  else if (field == 0) v = std::ldexp(static_cast<double>(m), 1 - bias - mant);
+  else v = std::ldexp(static_cast<double>(m | (1u << mant)), field - bias - mant);
+  return static_cast<float>((b & 0x8000) ? -v : v);
+}
+}  // namespace emu
 
-// __syncthreads / __syncwarp: the threads of a block are fibers on one OS
-// thread (ucontext); a waiting fiber yields to the scheduler in launch().
+inline __half __double2half(double v) { return {emu::to_16(v, 10, 15, 5, 0x7fff)}; }
+inline __half __float2half_rn(float v) { return __double2half(v); }  // float -> double is exact
+inline __half __float2half(float v) { return __float2half_rn(v); }
+inline float __half2float(__half h) { return emu::from_16(h.x, 10, 15, 5); }
+inline __nv_bfloat16 __double2bfloat16(double v) { return {emu::to_16(v, 7, 127, 8, 0x7fff)}; }
+inline __nv_bfloat16 __float2bfloat16_rn(float v) { return __double2bfloat16(v); }
+inline __nv_bfloat16 __float2bfloat16(float v) { return __float2bfloat16_rn(v); }
+inline float __bfloat162float(__nv_bfloat16 h) { return emu::from_16(h.x, 7, 127, 8); }
+inline float to_float(__half h) { return __half2float(h); }
+inline float to_float(__nv_bfloat16 h) { return __bfloat162float(h); }
+
+// ---- threads, blocks and barriers
+namespace emu {
+
+struct Fiber;
+
+// __syncthreads / __syncwarp: a waiting fiber yields to the scheduler in launch().
 struct Barrier {
   explicit Barrier(int n) : count(n) {}
   void wait();
-  const int count;
+  int count;
   int arrived = 0;
   long gen = 0;
 };
 
-namespace emu {
 struct Fiber {
   ucontext_t ctx;
-  std::vector<char> stack;
-  unsigned tid = 0;
+  char* stack = nullptr;
+  dim3 tid;
+  unsigned linear = 0;
   bool done = false;
   const Barrier* waiting = nullptr;
   long wait_gen = 0;
 };
+
+constexpr size_t kStackBytes = 256 * 1024;
+constexpr size_t kSlot = 16;  // bytes per lane in a warp exchange
+
 inline ucontext_t scheduler;
 inline Fiber* current = nullptr;
 inline std::function<void()> kernel;
 inline dim3 tid, bid;
 inline Barrier* block_bar;
 inline Barrier* warp_bar;
-inline float* warp_xch;
+inline unsigned char* warp_xch;  // the current warp's exchange slots
+inline unsigned warp_lanes = 32;  // lanes in the current thread's warp
 inline unsigned char* smem_ptr;
+
+[[noreturn]] inline void fail(const char* what) {
+  std::printf("cuda_emulation: %s\n", what);
+  std::fflush(stdout);
+  std::abort();
+}
+
 inline void entry() {
   kernel();
   current->done = true;  // returns to the scheduler through uc_link
 }
+
+// Fiber stacks, reused by every launch (pages are touched only as used).
+inline char* stack_for(unsigned t) {
+  static std::vector<std::unique_ptr<char[]>> pool;
+  while (pool.size() <= t) pool.emplace_back(new char[kStackBytes]);
+  return pool[t].get();
+}
+
+inline unsigned lane_id() { return current->linear % 32; }
+
+inline void check_mask(unsigned mask, const char* what) {
+  if (mask != 0xffffffffu) fail(what);  // partial masks: not emulated
+  if (warp_lanes != 32) fail("a warp-wide operation with a full mask in a partial warp");
+}
+
+// Each lane puts v in its slot; once the whole warp has, each reads lane
+// src_of(lane) (a negative source keeps its own value).
+template <class T, class Src>
+T exchange(unsigned mask, T v, Src src_of, const char* what) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kSlot, "warp exchange of an unsupported type");
+  check_mask(mask, what);
+  const unsigned lane = lane_id();
+  std::memcpy(warp_xch + lane * kSlot, &v, sizeof(T));
+  warp_bar->wait();
+  const int src = src_of(lane);
+  T r = v;
+  if (src >= 0) std::memcpy(&r, warp_xch + static_cast<unsigned>(src) * kSlot, sizeof(T));
+  warp_bar->wait();  // nobody overwrites a slot before every lane has read
+  return r;
+}
+
+template <class T>
+constexpr bool shuffleable = std::is_arithmetic_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
 }  // namespace emu
 
-inline void Barrier::wait() {
+inline void emu::Barrier::wait() {
   if (++arrived == count) {  // the last thread to arrive releases the others
     arrived = 0;
     ++gen;
     return;
   }
-  emu::Fiber* f = emu::current;
+  Fiber* f = current;
   f->waiting = this;
   f->wait_gen = gen;
-  swapcontext(&f->ctx, &emu::scheduler);
+  swapcontext(&f->ctx, &scheduler);
 }
 
 #define threadIdx emu::tid
@@ -87,39 +227,73 @@ inline void Barrier::wait() {
 inline dim3 blockDim, gridDim;
 inline void __syncthreads() { emu::block_bar->wait(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::warp_bar->wait(); }
-inline float __shfl_xor_sync(unsigned, float v, int mask) {
-  const unsigned lane = threadIdx.x % 32;
-  emu::warp_xch[lane] = v;
-  emu::warp_bar->wait();
-  const float r = emu::warp_xch[lane ^ static_cast<unsigned>(mask)];
-  emu::warp_bar->wait();
-  return r;
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline unsigned __activemask() { return 0xffffffffu; }
+
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src_lane, int width = 32) {
+  static_assert(emu::shuffleable<T>);
+  return emu::exchange(mask, v, [&](unsigned lane) {
+    return static_cast<int>(lane / width * width + static_cast<unsigned>(src_lane) % width);
+  }, "__shfl_sync");
 }
-inline float atomicAdd(float* p, float v) {
-  const float old = *p;
-  *p += v;
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  static_assert(emu::shuffleable<T>);
+  return emu::exchange(mask, v, [&](unsigned lane) {
+    return lane % width + delta < static_cast<unsigned>(width) ? static_cast<int>(lane + delta) : -1;
+  }, "__shfl_down_sync");
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  static_assert(emu::shuffleable<T>);
+  return emu::exchange(mask, v, [&](unsigned lane) {
+    return lane % width >= delta ? static_cast<int>(lane - delta) : -1;
+  }, "__shfl_up_sync");
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+  static_assert(emu::shuffleable<T>);
+  return emu::exchange(mask, v, [&](unsigned lane) {
+    const unsigned src = lane ^ static_cast<unsigned>(lane_mask);
+    return src / width > lane / width ? -1 : static_cast<int>(src);  // later groups: own value
+  }, "__shfl_xor_sync");
+}
+inline unsigned __ballot_sync(unsigned mask, int pred) {
+  unsigned bits = 0;
+  for (int src = 0; src < 32; ++src) {
+    bits |= (emu::exchange(mask, pred != 0, [&](unsigned) { return src; }, "__ballot_sync") ? 1u : 0u) << src;
+  }
+  return bits;
+}
+inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
+inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) == 0xffffffffu; }
+
+// ---- atomics: one OS thread, so plain read-modify-writes
+template <class T>
+T atomicAdd(T* p, T v) {
+  const T old = *p;
+  if constexpr (std::is_same_v<T, __half>) *p = __float2half_rn(__half2float(old) + __half2float(v));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) *p = __float2bfloat16_rn(__bfloat162float(old) + __bfloat162float(v));
+  else *p = old + v;
   return old;
 }
 inline float4 atomicAdd(float4* p, float4 v) {  // sm_90's vector atomic; needs 16-byte alignment
-  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
-    std::printf("MISALIGNED float4 atomic\n");
-    std::abort();
-  }
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) emu::fail("misaligned float4 atomicAdd");
   const float4 old = *p;
   p->x += v.x, p->y += v.y, p->z += v.z, p->w += v.w;
   return old;
 }
+template <class T> T atomicMax(T* p, T v) { const T old = *p; if (v > old) *p = v; return old; }
+template <class T> T atomicMin(T* p, T v) { const T old = *p; if (v < old) *p = v; return old; }
+template <class T> T atomicExch(T* p, T v) { const T old = *p; *p = v; return old; }
+template <class T> T atomicCAS(T* p, T cmp, T v) { const T old = *p; if (old == cmp) *p = v; return old; }
+template <class T> T atomicOr(T* p, T v) { const T old = *p; *p = old | v; return old; }
+template <class T> T atomicAnd(T* p, T v) { const T old = *p; *p = old & v; return old; }
+template <class T> T __ldg(const T* p) { return *p; }
 
-// bf16 with round to nearest even
-struct Bf16 { uint16_t bits; };
-inline float to_float(Bf16 h) { uint32_t u = uint32_t(h.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
-inline Bf16 to_bf16(float f) { uint32_t u; std::memcpy(&u, &f, 4); if (std::isnan(f)) return {0x7fc0}; u += 0x7fff + ((u >> 16) & 1); return {uint16_t(u >> 16)}; }
-namespace ember::cuda {
-inline float load(const Bf16* p, int64_t i) { return to_float(p[i]); }
-inline void store(Bf16* p, int64_t i, float v) { p[i] = to_bf16(v); }
-inline float load(const float* p, int64_t i) { return p[i]; }
-}
-
+// ---- nvcuda::wmma
 namespace nvcuda::wmma {
 struct matrix_a {}; struct matrix_b {}; struct accumulator {}; struct row_major {}; struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
@@ -128,7 +302,7 @@ struct fragment { float x[256]; };
 template <class F> void fill_fragment(F& f, float v) { for (float& e : f.x) e = v; }
 template <class Use, class T, class Layout>
 void load_matrix_sync(fragment<Use, 16, 16, 16, T, Layout>& f, const T* p, unsigned ldm) {
-  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || ldm % 8 != 0) { std::printf("MISALIGNED load\n"); std::abort(); }
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || ldm % 8 != 0) emu::fail("misaligned wmma load");
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 16; ++c)
       f.x[r * 16 + c] = to_float(std::is_same<Layout, row_major>::value ? p[r * ldm + c] : p[c * ldm + r]);
@@ -146,68 +320,96 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment<matrix
   std::memcpy(d.x, t, sizeof t);
 }
 inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f, unsigned ldm, layout_t) {
-  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || ldm % 4 != 0) { std::printf("MISALIGNED store\n"); std::abort(); }
-  if (threadIdx.x % 32 != 0) return;  // one lane writes: readers need a __syncwarp
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || ldm % 4 != 0) emu::fail("misaligned wmma store");
+  if (emu::lane_id() != 0) return;  // one lane writes: readers need a __syncwarp
   for (int r = 0; r < 16; ++r) for (int c = 0; c < 16; ++c) p[r * ldm + c] = f.x[r * 16 + c];
 }
 }  // namespace nvcuda::wmma
 
-// Runs kernel over `grid` blocks of `threads` threads with `smem` bytes of
-// shared memory, one block after the other; the threads of a block run as
-// fibers, switching at barriers, resumed in a shuffled order. A block whose threads wait forever (a
-// barrier not reached by all) aborts with a message.
+// ---- launch
+// Runs kernel over `grid` blocks of `block` threads with `smem` bytes of
+// dynamic shared memory, as described at the top.
 template <class F>
-void launch(unsigned grid, unsigned threads, size_t smem, F kernel) {
-  gridDim.x = grid;
-  blockDim.x = threads;
+void launch(dim3 grid, dim3 block, size_t smem, F kernel) {
+  const unsigned threads = block.x * block.y * block.z;
+  const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  if (threads == 0 || threads > 1024 || block.z > 64) emu::fail("invalid block size");
+  if (grid.y > 65535 || grid.z > 65535 || blocks == 0) emu::fail("invalid grid size");
+  if (blocks > 100000) emu::fail("grid too large for the emulation: use a smaller case");
+  gridDim = grid;
+  blockDim = block;
   emu::kernel = kernel;
   std::vector<unsigned char> buf(smem + 256);
   unsigned char* base = buf.data() + (256 - reinterpret_cast<uintptr_t>(buf.data()) % 256);
   std::vector<emu::Fiber> fibers(threads);
-  for (auto& f : fibers) f.stack.resize(256 * 1024);
-  for (unsigned b = 0; b < grid; ++b) {
+  for (unsigned t = 0; t < threads; ++t) {
+    fibers[t].stack = emu::stack_for(t);
+    fibers[t].linear = t;
+    fibers[t].tid = dim3(t % block.x, t / block.x % block.y, t / (block.x * block.y));
+  }
+  const unsigned warps = (threads + 31) / 32;
+  std::vector<uint64_t> block_order(blocks);
+  for (uint64_t b = 0; b < blocks; ++b) block_order[b] = b;
+  std::mt19937 rng(static_cast<unsigned>(blocks * 7919 + threads));
+  std::shuffle(block_order.begin(), block_order.end(), rng);  // blocks run in no fixed order
+  alignas(16) static unsigned char xch[32 * 32 * emu::kSlot];
+  for (uint64_t b : block_order) {
     std::memset(base, 0xAB, smem);  // garbage, like real shared memory (0xABAB is a finite bfloat16)
-    Barrier block(static_cast<int>(threads));
-    std::vector<Barrier> warps(threads / 32, Barrier(32));
-    std::vector<float> xch(threads);
-    for (unsigned t = 0; t < threads; ++t) {
-      emu::Fiber& f = fibers[t];
-      f.tid = t;
+    emu::Barrier block_barrier(static_cast<int>(threads));
+    std::vector<emu::Barrier> warp_barriers;
+    for (unsigned w = 0; w < warps; ++w) warp_barriers.emplace_back(static_cast<int>(std::min(32u, threads - w * 32)));
+    for (emu::Fiber& f : fibers) {
       f.done = false;
       f.waiting = nullptr;
       getcontext(&f.ctx);
-      f.ctx.uc_stack.ss_sp = f.stack.data();
-      f.ctx.uc_stack.ss_size = f.stack.size();
+      f.ctx.uc_stack.ss_sp = f.stack;
+      f.ctx.uc_stack.ss_size = emu::kStackBytes;
       f.ctx.uc_link = &emu::scheduler;
       makecontext(&f.ctx, emu::entry, 0);
     }
-    emu::bid.x = b;
-    emu::block_bar = &block;
+    emu::bid = dim3(static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
+                    static_cast<unsigned>(b / (uint64_t{grid.x} * grid.y)));
+    emu::block_bar = &block_barrier;
     emu::smem_ptr = base;
     std::vector<unsigned> order(threads);
     for (unsigned t = 0; t < threads; ++t) order[t] = t;
-    std::mt19937 rng(b);
-    for (bool all_done = false; !all_done;) {
-      all_done = true;
+    // One thread of the block lags: it runs only when no other can, so the
+    // rest of the block races as far ahead of it as the barriers allow.
+    const unsigned laggard = static_cast<unsigned>(rng() % threads);
+    auto runnable = [&](unsigned t) {
+      const emu::Fiber& f = fibers[t];
+      return !f.done && (f.waiting == nullptr || f.waiting->gen != f.wait_gen);
+    };
+    auto run = [&](unsigned t) {
+      emu::Fiber& f = fibers[t];
+      f.waiting = nullptr;
+      emu::current = &f;
+      emu::tid = f.tid;
+      emu::warp_bar = &warp_barriers[t / 32];
+      emu::warp_lanes = static_cast<unsigned>(warp_barriers[t / 32].count);
+      emu::warp_xch = xch + (t / 32) * 32 * emu::kSlot;
+      swapcontext(&emu::scheduler, &f.ctx);
+    };
+    for (;;) {
       bool progress = false;
       std::shuffle(order.begin(), order.end(), rng);  // no thread order may be relied upon
       for (unsigned t : order) {
-        emu::Fiber& f = fibers[t];
-        if (f.done) continue;
-        all_done = false;
-        if (f.waiting != nullptr && f.waiting->gen == f.wait_gen) continue;  // still blocked
-        f.waiting = nullptr;
+        if (t == laggard || !runnable(t)) continue;
+        run(t);
         progress = true;
-        emu::current = &f;
-        emu::tid.x = f.tid;
-        emu::warp_bar = &warps[f.tid / 32];
-        emu::warp_xch = xch.data() + (f.tid / 32) * 32;
-        swapcontext(&emu::scheduler, &f.ctx);
       }
-      if (!all_done && !progress) {
-        std::printf("cuda_emulation: block %u deadlocked at a barrier\n", b);
-        std::abort();
+      if (progress) continue;
+      if (runnable(laggard)) {
+        run(laggard);
+        continue;
       }
+      bool all_done = true;
+      for (const emu::Fiber& f : fibers) all_done = all_done && f.done;
+      if (all_done) break;
+      std::printf("cuda_emulation: block (%u, %u, %u) deadlocked: some threads wait at a barrier others never reach\n",
+                  emu::bid.x, emu::bid.y, emu::bid.z);
+      std::fflush(stdout);
+      std::abort();
     }
   }
 }

@@ -8,6 +8,19 @@
 #include "catch.h"
 #include "cuda_emulation.h"
 
+// The 16-bit element type: bfloat16 rounded to nearest even, as a type of its
+// own (an emulated __nv_bfloat16 would give the kernels the mangled names of
+// the library's real launch stubs), and the loads and stores of
+// cuda/device/float_access.cuh for it.
+struct Bf16 { uint16_t bits; };
+inline float to_float(Bf16 h) { return __bfloat162float(__nv_bfloat16{h.bits}); }
+inline Bf16 to_bf16(float f) { return {__float2bfloat16_rn(f).x}; }
+namespace ember::cuda {
+inline float load(const Bf16* p, int64_t i) { return to_float(p[i]); }
+inline void store(Bf16* p, int64_t i, float v) { p[i] = to_bf16(v); }
+inline float load(const float* p, int64_t i) { return p[i]; }
+}  // namespace ember::cuda
+
 #include <ember/cuda/device/flash_attention.cuh>
 
 #include <algorithm>

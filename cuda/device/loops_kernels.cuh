@@ -1,0 +1,110 @@
+// The device half of the CUDA elementwise launcher (cuda/device/loops.cuh
+// launches these kernels): the iterator's geometry, the functor wrapper and
+// the two kernels, contiguous (kVec elements per thread, vector loads and
+// stores when aligned) and strided (byte offsets from a linear index, in a
+// 32- or 64-bit index type). In a header of its own, without host launch
+// code, so that tests/cpp/test_loops_emulation.cpp runs the same source on
+// the CPU (tests/cpp/cuda_emulation.h).
+#pragma once
+#include <cstdint>
+#include <utility>
+
+#ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
+#include <cuda/std/tuple>
+#endif
+
+namespace ember::cuda {
+
+constexpr int kMaxDims = 16;
+constexpr int kThreads = 256;
+constexpr int kVec = 4;  // elements per thread on the contiguous path
+
+// The iterator's geometry, passed to kernels by value.
+template <int NT>
+struct Geometry {
+  int ndim = 0;
+  int64_t shape[kMaxDims];
+  int64_t strides[NT][kMaxDims];  // bytes
+  char* data[NT];
+};
+
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+namespace detail {
+
+// The op's element types and functor; __global__ templates may not take
+// several packs, so the kernels are templated on this one type.
+template <class R, class F, class... A>
+struct Op {
+  static constexpr int NT = 1 + sizeof...(A);
+  F f;
+
+  template <class Index, size_t... I>
+  __device__ void strided(char* const* data, const Index* off, std::index_sequence<I...>) const {
+    *reinterpret_cast<R*>(data[0] + off[0]) = f(*reinterpret_cast<const A*>(data[I + 1] + off[I + 1])...);
+  }
+  template <size_t... I>
+  __device__ void one(char* const* data, int64_t i, std::index_sequence<I...>) const {
+    reinterpret_cast<R*>(data[0])[i] = f(reinterpret_cast<const A*>(data[I + 1])[i]...);
+  }
+  template <size_t... I>
+  __device__ void vec(char* const* data, int64_t base, std::index_sequence<I...>) const {
+    const ::cuda::std::tuple<Vec<A, kVec>...> v{
+        *reinterpret_cast<const Vec<A, kVec>*>(reinterpret_cast<const A*>(data[I + 1]) + base)...};
+    Vec<R, kVec> r;
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) r.v[k] = f(::cuda::std::get<I>(v).v[k]...);
+    *reinterpret_cast<Vec<R, kVec>*>(reinterpret_cast<R*>(data[0]) + base) = r;
+  }
+  using Inputs = std::make_index_sequence<sizeof...(A)>;
+};
+
+template <int NT>
+struct Pointers {
+  char* data[NT];
+};
+
+// Byte offsets of every operand at linear index i (dims innermost last).
+template <int NT, class Index>
+__device__ inline void offsets_of(const Geometry<NT>& g, Index i, Index* off) {
+#pragma unroll
+  for (int t = 0; t < NT; ++t) off[t] = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const Index size = static_cast<Index>(g.shape[d]);
+    const Index idx = i % size;
+    i /= size;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) off[t] += idx * static_cast<Index>(g.strides[t][d]);
+  }
+}
+
+template <class Index, class O>
+__global__ void strided_kernel(Geometry<O::NT> g, Index n, O op) {
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    Index off[O::NT];
+    offsets_of<O::NT, Index>(g, i, off);
+    op.strided(g.data, off, typename O::Inputs{});
+  }
+}
+
+// Contiguous operands, n elements; vector loads and stores when `aligned`.
+template <class O>
+__global__ void contiguous_kernel(Pointers<O::NT> p, int64_t n, bool aligned, O op) {
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kVec;
+  for (int64_t base = first; base < n; base += step) {
+    if (aligned && base + kVec <= n) {
+      op.vec(p.data, base, typename O::Inputs{});
+    } else {
+      for (int64_t i = base; i < n && i < base + kVec; ++i) op.one(p.data, i, typename O::Inputs{});
+    }
+  }
+}
+
+}  // namespace detail
+
+}  // namespace ember::cuda

@@ -1,0 +1,223 @@
+// The reduction kernels (cuda/device/reduce_kernels.cuh) run on the CPU
+// through tests/cpp/cuda_emulation.h against ember's CPU kernels
+// (core/cpu/reduce*.cpp): sum/mean/prod/max/min/all/any through the
+// single-block path and the two-pass split path for long columns
+// (fold_plan), var/std, logsumexp, p-norms, argmax/argmin (ties to the lower
+// index, NaN first), prod's backward and cumsum; strided (inner > 1) and empty
+// columns, fewer blocks than columns (grid-stride loops), NaN and infinities.
+#include <ember/core/cpu/reduce.h>
+#include <ember/core/tensor.h>
+
+#include "emulation_util.h"
+
+#include "cuda_emulation.h"
+
+#include <ember/cuda/device/reduce_kernels.cuh>
+
+namespace {
+
+using namespace emu_test;
+using ember::ReduceOp;
+namespace kc = ember::cuda;
+
+template <class T> T* ptr(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
+
+unsigned small_grid(int64_t blocks) { return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 5))); }
+
+// cuda/reduce.cu's fold(): one pass, or partials then a second pass.
+template <class T, class A, class O, class Fold>
+void emulated_fold(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double scale) {
+  const int64_t columns = outer * inner;
+  const kc::FoldPlan plan = kc::fold_plan(columns, reduced);
+  if (plan.chunks == 1) {
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      kc::fold_kernel<T, A, O, Fold>(ptr<T>(x), ptr<O>(out), nullptr, columns, reduced, inner, plan.chunk, 1, true, scale);
+    });
+    return;
+  }
+  std::unique_ptr<A[]> partial(new A[static_cast<size_t>(columns * plan.chunks)]);
+  launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+    kc::fold_kernel<T, A, O, Fold>(ptr<T>(x), ptr<O>(out), partial.get(), columns, reduced, inner, plan.chunk,
+                                   plan.chunks, false, scale);
+  });
+  launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+    kc::fold_kernel<A, A, O, Fold>(partial.get(), ptr<O>(out), nullptr, columns, plan.chunks, 1, plan.chunks, 1, true,
+                                   scale);
+  });
+}
+
+template <class T> constexpr DType dtype_of_v = ember::dtype_of<T>::value;
+
+template <class T>
+Tensor input(int64_t outer, int64_t reduced, int64_t inner, unsigned seed, std::vector<std::pair<int64_t, double>> specials,
+             double scale = 1.0, double offset = 0.0) {
+  std::vector<double> v = normal_values(static_cast<size_t>(outer * reduced * inner), scale, seed);
+  for (double& e : v) e = std::is_floating_point_v<T> ? e + offset : std::round(e + offset);
+  for (auto [i, x] : specials) v[static_cast<size_t>(i)] = x;
+  return tensor_of(v, {outer, reduced, inner}, dtype_of_v<T>);
+}
+
+template <class T>
+void fold_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pair<int64_t, double>> specials = {}) {
+  using A = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  const DType dt = dtype_of_v<T>;
+  INFO("fold outer " << outer << " reduced " << reduced << " inner " << inner << " chunks "
+                     << kc::fold_plan(outer * inner, reduced).chunks << " " << ember::dtype_name(dt));
+  const int64_t columns = outer * inner;
+  const Tensor x = input<T>(outer, reduced, inner, static_cast<unsigned>(reduced), specials, 3.0);
+  const bool fp = std::is_floating_point_v<T>;
+  const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-10;
+  auto check = [&](ReduceOp op, auto run, const char* what) {
+    INFO(what);
+    const DType od = op == ReduceOp::All || op == ReduceOp::Any ? DType::Bool : dt;
+    Tensor got = nan_tensor({columns}, od), want = nan_tensor({columns}, od);
+    ember::cpu::reduce(op, want, x, outer, reduced, inner);
+    run(got);
+    require_close(values_of(got), values_of(want), fp ? tol : 0, fp ? tol * std::sqrt(double(reduced)) : 0, what);
+  };
+  check(ReduceOp::Sum, [&](Tensor& o) { emulated_fold<T, A, T, kc::SumFold<A>>(x, o, outer, reduced, inner, 1.0); }, "sum");
+  if (fp) {
+    check(ReduceOp::Mean, [&](Tensor& o) {
+      emulated_fold<T, A, T, kc::SumFold<A>>(x, o, outer, reduced, inner, 1.0 / static_cast<double>(reduced));
+    }, "mean");
+  }
+  check(ReduceOp::Max, [&](Tensor& o) { emulated_fold<T, T, T, kc::ExtremeFold<T, true>>(x, o, outer, reduced, inner, 1.0); }, "max");
+  check(ReduceOp::Min, [&](Tensor& o) { emulated_fold<T, T, T, kc::ExtremeFold<T, false>>(x, o, outer, reduced, inner, 1.0); }, "min");
+  check(ReduceOp::All, [&](Tensor& o) { emulated_fold<T, bool, bool, kc::LogicalFold<true>>(x, o, outer, reduced, inner, 1.0); }, "all");
+  check(ReduceOp::Any, [&](Tensor& o) { emulated_fold<T, bool, bool, kc::LogicalFold<false>>(x, o, outer, reduced, inner, 1.0); }, "any");
+}
+
+template <class T>
+void prod_case(int64_t outer, int64_t reduced, int64_t inner) {
+  using A = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  INFO("prod outer " << outer << " reduced " << reduced << " inner " << inner);
+  const int64_t columns = outer * inner;
+  // Near 1 so long products stay finite; integers: -1, 0, 1 mostly.
+  const Tensor x = std::is_floating_point_v<T> ? input<T>(outer, reduced, inner, 5, {}, 0.01, 1.0)
+                                               : input<T>(outer, reduced, inner, 5, {}, 0.4, 1.0);
+  Tensor got = nan_tensor({columns}, dtype_of_v<T>), want = nan_tensor({columns}, dtype_of_v<T>);
+  ember::cpu::reduce(ReduceOp::Prod, want, x, outer, reduced, inner);
+  emulated_fold<T, A, T, kc::ProdFold<A>>(x, got, outer, reduced, inner, 1.0);
+  require_close(values_of(got), values_of(want), 1e-4, 1e-6, "prod");
+}
+
+template <class T>
+void stats_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pair<int64_t, double>> specials = {}) {
+  const DType dt = dtype_of_v<T>;
+  INFO("stats outer " << outer << " reduced " << reduced << " inner " << inner << " " << ember::dtype_name(dt));
+  const int64_t columns = outer * inner;
+  const Tensor x = input<T>(outer, reduced, inner, 9, specials, 2.0, 0.5);
+  const unsigned grid = small_grid(columns);
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  for (double correction : {0.0, 1.0}) {
+    for (bool take_sqrt : {false, true}) {
+      INFO("var correction " << correction << " sqrt " << take_sqrt);
+      Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
+      ember::cpu::var(want, x, outer, reduced, inner, correction, take_sqrt);
+      const double n = static_cast<double>(reduced), denom = n - correction > 0.0 ? n - correction : 0.0;
+      launch(grid, kc::kReduceThreads, 0, [&] {
+        kc::var_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner, denom, take_sqrt);
+      });
+      require_close(values_of(got), values_of(want), tol, tol, "var");
+    }
+  }
+  {
+    Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
+    ember::cpu::logsumexp(want, x, outer, reduced, inner);
+    launch(grid, kc::kReduceThreads, 0, [&] { kc::logsumexp_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner); });
+    require_close(values_of(got), values_of(want), tol, tol, "logsumexp");
+  }
+  for (double p : std::vector<double>{2.0, 1.0, 0.0, 3.0, 0.5, INFINITY, -INFINITY}) {
+    INFO("norm p " << p);
+    Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
+    ember::cpu::norm(want, x, p, outer, reduced, inner);
+    launch(grid, kc::kReduceThreads, 0, [&] { kc::norm_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner, p); });
+    require_close(values_of(got), values_of(want), tol, tol, "norm");
+  }
+  {
+    Tensor got = nan_tensor({outer, reduced, inner}, dt), want = nan_tensor({outer, reduced, inner}, dt);
+    ember::cpu::prod_others(want, x, outer, reduced, inner);
+    launch(2, 64, 0, [&] { kc::prod_others_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner); });
+    require_close(values_of(got), values_of(want), tol, 1e-30, "prod_others");
+  }
+}
+
+template <class T>
+void arg_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pair<int64_t, double>> specials = {}) {
+  INFO("arg outer " << outer << " reduced " << reduced << " inner " << inner << " " << ember::dtype_name(dtype_of_v<T>));
+  const int64_t columns = outer * inner;
+  // Few distinct values: many ties, which must go to the lowest index.
+  std::vector<double> v(static_cast<size_t>(outer * reduced * inner));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 13);
+  for (auto [i, x] : specials) v[static_cast<size_t>(i)] = x;
+  const Tensor x = tensor_of(v, {outer, reduced, inner}, dtype_of_v<T>);
+  for (bool is_max : {true, false}) {
+    INFO("is_max " << is_max);
+    Tensor vals = nan_tensor({columns}, dtype_of_v<T>), want_vals = nan_tensor({columns}, dtype_of_v<T>);
+    Tensor idx = tensor_of(std::vector<double>(columns, -7), {columns}, DType::Int64), want_idx = idx.to(DType::Int64, true);
+    ember::cpu::arg_reduce(is_max, want_vals, want_idx, x, outer, reduced, inner);
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      if (is_max) kc::arg_kernel<T, true>(ptr<T>(x), ptr<T>(vals), ptr<int64_t>(idx), columns, reduced, inner);
+      else kc::arg_kernel<T, false>(ptr<T>(x), ptr<T>(vals), ptr<int64_t>(idx), columns, reduced, inner);
+    });
+    require_close(values_of(idx), values_of(want_idx), 0, 0, "indices");
+    require_close(values_of(vals), values_of(want_vals), 0, 0, "values");
+  }
+}
+
+template <class T>
+void cumsum_case(int64_t outer, int64_t length, int64_t inner) {
+  using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  INFO("cumsum outer " << outer << " length " << length << " inner " << inner);
+  const Tensor x = input<T>(outer, length, inner, 3, {}, 4.0);
+  Tensor got = nan_tensor({outer, length, inner}, dtype_of_v<T>), want = nan_tensor({outer, length, inner}, dtype_of_v<T>);
+  ember::cpu::cumsum(want, x, outer, length, inner);
+  launch(2, 64, 0, [&] { kc::cumsum_kernel<T, A>(ptr<T>(x), ptr<T>(got), outer * inner, length, inner); });
+  require_close(values_of(got), values_of(want), 1e-6, 1e-6, "cumsum");
+}
+
+}  // namespace
+
+TEST_CASE("reduction folds (host emulation): one pass and two passes, against the CPU", "[emulation]") {
+  REQUIRE(kc::fold_plan(1, 20000).chunks == 5);  // the split path is taken below
+  REQUIRE(kc::fold_plan(6, 9000).chunks == 3);
+  REQUIRE(kc::fold_plan(600, 9000).chunks == 1);
+  fold_case<float>(3, 5, 1);
+  fold_case<float>(2, 1000, 3);
+  fold_case<float>(1, 20000, 1, {{12345, 0.0}});
+  fold_case<double>(3, 9000, 2, {{9000 * 2 + 77, NAN}});  // NaN in one column of a split fold
+  fold_case<double>(4, 0, 2);                             // empty columns: the identity
+  fold_case<int64_t>(2, 513, 3);
+  fold_case<int32_t>(1, 17000, 1);
+  fold_case<float>(2, 300, 1, {{5, INFINITY}, {310, -INFINITY}, {311, NAN}});
+  prod_case<float>(2, 700, 3);
+  prod_case<double>(1, 10000, 1);
+  prod_case<int64_t>(3, 40, 1);
+}
+
+TEST_CASE("var / std / logsumexp / norm / prod backward kernels (host emulation) against the CPU", "[emulation]") {
+  stats_case<float>(3, 7, 1);
+  stats_case<float>(2, 1000, 3);
+  stats_case<double>(2, 300, 1, {{3, 0.0}, {4, 0.0}});
+  stats_case<double>(1, 1, 1);
+  stats_case<float>(3, 20, 1, {{0, NAN}, {20, -INFINITY}, {41, INFINITY}});
+  std::vector<std::pair<int64_t, double>> minus_inf;
+  for (int64_t r = 0; r < 20; ++r) minus_inf.push_back({r, -INFINITY});
+  stats_case<double>(2, 20, 1, minus_inf);  // a column of -inf
+}
+
+TEST_CASE("argmax / argmin kernel (host emulation): ties to the lower index, NaN first", "[emulation]") {
+  arg_case<float>(3, 5, 1);
+  arg_case<float>(2, 1000, 3);
+  arg_case<double>(1, 700, 1, {{400, NAN}, {650, NAN}});
+  arg_case<int64_t>(2, 300, 2);
+  arg_case<int32_t>(3, 33, 1);
+  arg_case<uint8_t>(1, 600, 1);
+  arg_case<float>(2, 10, 1, {{3, INFINITY}, {12, -INFINITY}});
+}
+
+TEST_CASE("cumsum kernel (host emulation) against the CPU", "[emulation]") {
+  cumsum_case<float>(3, 100, 2);
+  cumsum_case<double>(1, 1000, 1);
+  cumsum_case<int64_t>(2, 50, 3);
+}
