@@ -25,6 +25,7 @@
 
 #include "gloo_reduce.h"
 #include "gloo_store.h"
+#include "loop_thread.h"
 
 namespace ember::distributed {
 
@@ -56,13 +57,13 @@ bool resolves(const std::string& host) {
 // The interface gloo listens on: EMBER_GLOO_IFNAME (or PyTorch's
 // GLOO_SOCKET_IFNAME) when set; loopback when the master is local; else this
 // host's name when it resolves (as PyTorch does), loopback otherwise.
-std::shared_ptr<gloo::transport::Device> make_device(const std::string& master_addr) {
+gloo::transport::tcp::attr device_attr(const std::string& master_addr) {
   gloo::transport::tcp::attr attr;
   for (const char* var : {"EMBER_GLOO_IFNAME", "GLOO_SOCKET_IFNAME"}) {
     const char* ifname = std::getenv(var);
     if (ifname && *ifname) {
       attr.iface = ifname;
-      return gloo::transport::tcp::CreateDevice(attr);
+      return attr;
     }
   }
   attr.hostname = "127.0.0.1";
@@ -70,7 +71,15 @@ std::shared_ptr<gloo::transport::Device> make_device(const std::string& master_a
     char name[256] = {0};
     if (gethostname(name, sizeof(name) - 1) == 0 && resolves(name)) attr.hostname = name;
   }
-  return gloo::transport::tcp::CreateDevice(attr);
+  return attr;
+}
+
+// The TCP device, its event-loop thread under SCHED_BATCH (loop_thread.h).
+std::shared_ptr<gloo::transport::Device> make_device(const std::string& master_addr) {
+  const std::set<long> before = thread_ids();
+  auto device = gloo::transport::tcp::CreateDevice(device_attr(master_addr));
+  batch_schedule_new_threads(before);
+  return device;
 }
 
 bool debug_detail() {

@@ -376,3 +376,32 @@ def test_file_store_set_get_add_wait(tmp_path):
     with pytest.raises(RuntimeError, match="timed out after 50 ms waiting for 'missing'"):
         a.wait(["missing"], timedelta(milliseconds=50))
     assert a.delete_key("k") and not b.check(["k"])
+
+
+BATCH_PROBE = textwrap.dedent(r'''
+    import os, sys
+    import ember.distributed as dist
+    dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+    batch = [t for t in os.listdir("/proc/self/task") if os.sched_getscheduler(int(t)) == os.SCHED_BATCH]
+    print(len(batch), len(os.listdir("/proc/self/task")))
+    dist.destroy_process_group()
+''')
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SCHED_BATCH and /proc/self/task are Linux's")
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_gloo_event_loop_thread_is_batch_scheduled(tmp_path, setting):
+    # gloo's loop thread must not preempt a thread that holds a pair's lock
+    # (distributed/gloo/loop_thread.h); EMBER_GLOO_LOOP_BATCH=0 leaves it alone.
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env.pop("EMBER_GLOO_LOOP_BATCH", None)
+    if setting is not None:
+        env["EMBER_GLOO_LOOP_BATCH"] = setting
+    out = subprocess.run([sys.executable, "-c", BATCH_PROBE, str(tmp_path / "store")], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    batch, threads = map(int, out.stdout.split())
+    if setting == "0":
+        assert batch == 0
+    else:
+        assert 1 <= batch < threads  # the device's thread(s), not the interpreter's main thread
