@@ -1,8 +1,8 @@
 // Philox4x32-10 random fills on the GPU. One thread per 128-bit counter block
 // fills the elements whose words lie in it (core/cpu/random.h gives the
 // layout), so results do not depend on the launch shape. The Philox block,
-// the per-element and the normal kernels are in
-// cuda/device/random_kernels.cuh; this file holds the per-op formulas.
+// the per-element and the normal kernels and the per-op formulas are in
+// cuda/device/random_kernels.cuh; this file launches them.
 #include <ember/cuda/random.h>
 
 #include <cstdint>
@@ -55,16 +55,7 @@ template <class T>
 void uniform_typed(Tensor& out, double from, double to, const PhiloxStream& s) {
   const int words = out.dtype() == DType::Float64 ? 2 : 1;
   const double range = to - from;
-  per_element<T>(out, words, s, [=] __device__(int64_t, const uint32_t* w) {
-    const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
-    const double lo = from, hi = to, span = range;  // captured outside the constexpr-if
-    T v = convert<T>(lo + span * u);
-    // Rounding to T may land on `to`; keep the interval half-open.
-    if constexpr (!std::is_same_v<T, double>) {
-      if (span > 0 && static_cast<double>(static_cast<float>(widen(v))) >= hi) v = convert<T>(lo);
-    }
-    return v;
-  });
+  per_element<T>(out, words, s, UniformOp<T>{from, to, range, words});
 }
 
 }  // namespace
@@ -89,11 +80,7 @@ void normal(Tensor& out, double mean, double std, const PhiloxStream& s) {
 template <class T>
 void randint_typed(Tensor& out, int64_t low, uint64_t range, const PhiloxStream& s) {
   const int words = range == 0 || range > 0xFFFFFFFFull ? 2 : 1;
-  per_element<T>(out, words, s, [=] __device__(int64_t, const uint32_t* w) {
-    const uint64_t x = words == 2 ? (static_cast<uint64_t>(w[0]) << 32) | w[1] : w[0];
-    const uint64_t v = static_cast<uint64_t>(low) + (range == 0 ? x : x % range);
-    return convert<T>(static_cast<int64_t>(v));
-  });
+  per_element<T>(out, words, s, RandintOp<T>{low, range, words});
 }
 
 void randint(Tensor& out, int64_t low, uint64_t range, const PhiloxStream& s) {
@@ -102,9 +89,7 @@ void randint(Tensor& out, int64_t low, uint64_t range, const PhiloxStream& s) {
 
 template <class T>
 void bernoulli_tensor_typed(Tensor& out, const double* prob, const PhiloxStream& s) {
-  per_element<T>(out, 1, s, [=] __device__(int64_t i, const uint32_t* w) {
-    return convert<T>(unit32(w[0]) < prob[i] ? 1.0f : 0.0f);
-  });
+  per_element<T>(out, 1, s, BernoulliTensorOp<T>{prob});
 }
 
 void bernoulli(Tensor& out, const Tensor& p, const PhiloxStream& s) {
@@ -116,9 +101,7 @@ void bernoulli(Tensor& out, const Tensor& p, const PhiloxStream& s) {
 
 template <class T>
 void bernoulli_scalar_typed(Tensor& out, double prob, const PhiloxStream& s) {
-  per_element<T>(out, 1, s, [=] __device__(int64_t, const uint32_t* w) {
-    return convert<T>(unit32(w[0]) < prob ? 1.0f : 0.0f);
-  });
+  per_element<T>(out, 1, s, BernoulliScalarOp<T>{prob});
 }
 
 void bernoulli(Tensor& out, double p, const PhiloxStream& s) {
@@ -128,10 +111,7 @@ void bernoulli(Tensor& out, double p, const PhiloxStream& s) {
 template <class T>
 void exponential_typed(Tensor& out, double lambd, const PhiloxStream& s) {
   const int words = out.dtype() == DType::Float64 ? 2 : 1;
-  per_element<T>(out, words, s, [=] __device__(int64_t, const uint32_t* w) {
-    const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
-    return convert<T>(-::log1p(-u) / lambd);
-  });
+  per_element<T>(out, words, s, ExponentialOp<T>{lambd, words});
 }
 
 void exponential(Tensor& out, double lambd, const PhiloxStream& s) {

@@ -66,6 +66,68 @@ __global__ void per_element_kernel(T* out, int64_t n, int words, uint64_t seed, 
   }
 }
 
+// A double result stored as T the way the CPU stores it (core/cpu/random.cpp):
+// the half types through float, as PyTorch computes them.
+template <class T>
+__device__ inline T store_float(double v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else return convert<T>(static_cast<float>(v));
+}
+
+// ---- per-element formulas (f of per_element_kernel), as the CPU's
+
+// uniform_: from + (to - from) * u, u of 24 bits (53 for float64, words == 2).
+template <class T>
+struct UniformOp {
+  double from, to, span;  // span = to - from
+  int words;
+  __device__ T operator()(int64_t, const uint32_t* w) const {
+    const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
+    T v = store_float<T>(from + span * u);
+    // Rounding to T may land on `to`; keep the interval half-open.
+    if constexpr (!std::is_same_v<T, double>) {
+      if (span > 0 && static_cast<double>(static_cast<float>(widen(v))) >= to) v = store_float<T>(from);
+    }
+    return v;
+  }
+};
+
+// randint / random_: low + x % range over 32 or 64 bits (range 0: all 2^64).
+template <class T>
+struct RandintOp {
+  int64_t low;
+  uint64_t range;
+  int words;
+  __device__ T operator()(int64_t, const uint32_t* w) const {
+    const uint64_t x = words == 2 ? (static_cast<uint64_t>(w[0]) << 32) | w[1] : w[0];
+    const uint64_t v = static_cast<uint64_t>(low) + (range == 0 ? x : x % range);
+    return convert<T>(static_cast<int64_t>(v));
+  }
+};
+
+// bernoulli: 1 where w * 2^-32 < p (p per element, or one p).
+template <class T>
+struct BernoulliTensorOp {
+  const double* prob;
+  __device__ T operator()(int64_t i, const uint32_t* w) const { return convert<T>(unit32(w[0]) < prob[i] ? 1.0f : 0.0f); }
+};
+template <class T>
+struct BernoulliScalarOp {
+  double prob;
+  __device__ T operator()(int64_t, const uint32_t* w) const { return convert<T>(unit32(w[0]) < prob ? 1.0f : 0.0f); }
+};
+
+// exponential_: -log1p(-u) / lambd.
+template <class T>
+struct ExponentialOp {
+  double lambd;
+  int words;
+  __device__ T operator()(int64_t, const uint32_t* w) const {
+    const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
+    return store_float<T>(-::log1p(-u) / lambd);
+  }
+};
+
 // Box-Muller on pairs (2k, 2k+1): pair k takes words [2k * words, 2(k+1) * words).
 template <class T>
 __global__ void normal_kernel(T* out, int64_t n, int words, uint64_t seed, uint64_t offset, double mean,
@@ -90,8 +152,8 @@ __global__ void normal_kernel(T* out, int64_t n, int words, uint64_t seed, uint6
         r = sqrtf(-2.0f * logf(1.0f - u1));
         sincosf(6.2831853f * u2, &sn, &cs);
       }
-      out[i] = convert<T>(mean + std * static_cast<double>(r * cs));
-      if (i + 1 < n) out[i + 1] = convert<T>(mean + std * static_cast<double>(r * sn));
+      out[i] = store_float<T>(mean + std * static_cast<double>(r * cs));
+      if (i + 1 < n) out[i + 1] = store_float<T>(mean + std * static_cast<double>(r * sn));
     }
   }
 }
