@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/embedding_kernels.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
@@ -18,22 +19,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <class T>
-__global__ void gather_rows_kernel(T* out, const T* weight, const int64_t* indices, int64_t n, int64_t dim) {
-  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n * dim; k += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t i = k / dim, j = k % dim;
-    out[k] = weight[indices[i] * dim + j];
-  }
-}
-
-template <class T>
-__global__ void scatter_add_rows_kernel(T* grad_weight, const T* grad_rows, const int64_t* indices, int64_t n,
-                                        int64_t dim) {
-  for (int64_t k = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; k < n * dim; k += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t i = k / dim, j = k % dim;
-    atomicAdd(grad_weight + indices[i] * dim + j, grad_rows[k]);
-  }
-}
+// The kernels are in cuda/device/embedding_kernels.cuh.
 
 unsigned blocks_for(int64_t total) {
   const int64_t b = (total + kThreads - 1) / kThreads;
