@@ -80,6 +80,25 @@ __device__ void warp_rows_times_tile_t(const T* a, const T* b, int ldh, float* f
   }
 }
 
+// The backward's accumulations acc[cb] += A tile[:, 16 cb .. 16 cb + 16]: A is
+// the warp's [16, kBlockM] slice of P^T or dS^T at `a` (row stride lda), loaded
+// once for all column blocks; tile is a [kBlockM, D] tile (row stride ldh).
+template <class T, int D>
+__device__ void warp_accumulate_times_tile(const T* a, int lda, const T* tile, int ldh, FragC* acc) {
+  FragA<T> fa[kBlockM / 16];
+#pragma unroll
+  for (int kk = 0; kk < kBlockM / 16; ++kk) wmma::load_matrix_sync(fa[kk], a + kk * 16, lda);
+#pragma unroll
+  for (int cb = 0; cb < D / 16; ++cb) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) {
+      FragB<T> b;
+      wmma::load_matrix_sync(b, tile + kk * 16 * ldh + cb * 16, ldh);
+      wmma::mma_sync(acc[cb], fa[kk], b, acc[cb]);
+    }
+  }
+}
+
 // Rows [row0, row0 + 64) of a [rows, E] matrix into a [64, D + kPad] shared
 // tile, 16 bytes (8 elements) per access; rows past `rows` and columns past E
 // are zeros. E is a multiple of 8 and src 16-byte aligned (checked by the host).
@@ -304,18 +323,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
 
     // dV += P^T dO
-    FragA<T> pa[kBlockM / 16];  // P^T, then dS^T, of the warp's keys
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk) wmma::load_matrix_sync(pa[kk], pt_w + kk * 16, ldp);
-#pragma unroll
-    for (int cb = 0; cb < D / 16; ++cb) {
-#pragma unroll
-      for (int kk = 0; kk < kBlockM / 16; ++kk) {
-        FragB<T> b;
-        wmma::load_matrix_sync(b, do_s + kk * 16 * ldh + cb * 16, ldh);
-        wmma::mma_sync(dv[cb], pa[kk], b, dv[cb]);
-      }
-    }
+    warp_accumulate_times_tile<T, D>(pt_w, ldp, do_s, ldh, dv);
     // dP^T = V dO^T for the warp's keys.
     warp_rows_times_tile_t<T, D>(v_s + warp * 16 * ldh, do_s, ldh, f_w, ldf);
     __syncwarp();  // every lane is done reading P^T (dV) before dS^T replaces it
@@ -327,17 +335,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();
 
     // dK += dS^T Q (scaled at the end)
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk) wmma::load_matrix_sync(pa[kk], pt_w + kk * 16, ldp);
-#pragma unroll
-    for (int cb = 0; cb < D / 16; ++cb) {
-#pragma unroll
-      for (int kk = 0; kk < kBlockM / 16; ++kk) {
-        FragB<T> b;
-        wmma::load_matrix_sync(b, q_s + kk * 16 * ldh + cb * 16, ldh);
-        wmma::mma_sync(dk[cb], pa[kk], b, dk[cb]);
-      }
-    }
+    warp_accumulate_times_tile<T, D>(pt_w, ldp, q_s, ldh, dk);
     __syncthreads();  // dS^T of all 64 keys is written
 
     // dQ for the warp's 16 query rows of this tile: scale * dS K, with
