@@ -243,13 +243,6 @@ void lerp_typed(const TensorIterator& it) {
   }
 }
 
-// The unsigned integer type of an element size (1, 2, 4 or 8 bytes).
-template <size_t N> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = uint64_t; };
-
 template <class U>
 void where_bits(const TensorIterator& it) {
   launch<U, bool, U, U>(it, [] __device__(bool c, U x, U y) { return c ? x : y; });

@@ -15,12 +15,6 @@ namespace ember::cuda {
 
 namespace {
 
-template <size_t N> struct Bits;
-template <> struct Bits<1> { using type = uint8_t; };
-template <> struct Bits<2> { using type = uint16_t; };
-template <> struct Bits<4> { using type = uint32_t; };
-template <> struct Bits<8> { using type = uint64_t; };
-
 template <class U>
 void move_bits(const TensorIterator& it) {
   launch<U, U>(it, [] __device__(U x) { return x; });

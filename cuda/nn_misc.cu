@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/embedding_kernels.cuh>
 #include <ember/cuda/error.h>
 
@@ -26,17 +27,6 @@ unsigned blocks_for(int64_t total) {
   return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);  // grid-stride loops cover the rest
 }
 
-template <class F>
-void dispatch_float(DType d, const char* op, F&& f) {
-  switch (d) {
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
-    case DType::Float16: return f(__half{});
-    case DType::BFloat16: return f(__nv_bfloat16{});
-    default: throw NotImplementedError(str(op, ": not implemented for ", dtype_name(d), " on CUDA"));
-  }
-}
-
 }  // namespace
 
 void embedding_forward(Tensor& out, const Tensor& weight, const Tensor& indices) {
@@ -44,7 +34,7 @@ void embedding_forward(Tensor& out, const Tensor& weight, const Tensor& indices)
   if (n * dim == 0) return;
   const int index = weight.device().index;
   DeviceGuard guard(index);
-  dispatch_float(weight.dtype(), "embedding", [&](auto tag) {
+  dispatch_device_float(weight.dtype(), "embedding", [&](auto tag) {
     using T = decltype(tag);
     gather_rows_kernel<T><<<blocks_for(n * dim), kThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(out.data_ptr()), static_cast<const T*>(weight.data_ptr()),
@@ -60,7 +50,7 @@ void embedding_backward(Tensor& grad_weight, const Tensor& grad_rows, const Tens
   EMBER_CUDA_CHECK(cudaMemsetAsync(grad_weight.data_ptr(), 0, grad_weight.numel() * itemsize(grad_weight.dtype()),
                                    current_cuda_stream(index)));
   if (n * dim == 0) return;
-  dispatch_float(grad_weight.dtype(), "embedding_backward", [&](auto tag) {
+  dispatch_device_float(grad_weight.dtype(), "embedding_backward", [&](auto tag) {
     using T = decltype(tag);
     scatter_add_rows_kernel<T><<<blocks_for(n * dim), kThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(grad_weight.data_ptr()), static_cast<const T*>(grad_rows.data_ptr()),

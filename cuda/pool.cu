@@ -10,6 +10,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/pool_kernels.cuh>
 #include <ember/cuda/error.h>
 
@@ -20,17 +21,6 @@ namespace {
 unsigned blocks_for(int64_t total) {
   const int64_t b = (total + kPoolThreads - 1) / kPoolThreads;
   return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
-}
-
-template <class F>
-void dispatch_float(DType d, const char* op, F&& f) {
-  switch (d) {
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
-    case DType::Float16: return f(__half{});
-    case DType::BFloat16: return f(__nv_bfloat16{});
-    default: throw NotImplementedError(str(op, ": not implemented for ", dtype_name(d), " on CUDA"));
-  }
 }
 
 void zero(Tensor& t, int index) {
@@ -44,7 +34,7 @@ void max_pool2d(Tensor& out, Tensor& indices, const Tensor& x, const cpu::PoolGe
   if (total == 0) return;
   const int index = x.device().index;
   DeviceGuard guard(index);
-  dispatch_float(x.dtype(), "max_pool2d", [&](auto tag) {
+  dispatch_device_float(x.dtype(), "max_pool2d", [&](auto tag) {
     using T = decltype(tag);
     max_pool_kernel<T><<<blocks_for(total), kPoolThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(out.data_ptr()), static_cast<int64_t*>(indices.data_ptr()),
@@ -60,7 +50,7 @@ void max_pool2d_backward(Tensor& gx, const Tensor& gy, const Tensor& indices, in
   zero(gx, index);
   const int64_t total = planes * plane_out;
   if (total == 0) return;
-  dispatch_float(gx.dtype(), "max_pool2d_backward", [&](auto tag) {
+  dispatch_device_float(gx.dtype(), "max_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);
     max_pool_backward_kernel<T><<<blocks_for(total), kPoolThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(gx.data_ptr()), static_cast<const T*>(gy.data_ptr()),
@@ -74,7 +64,7 @@ void avg_pool2d(Tensor& out, const Tensor& x, const cpu::PoolGeom& g) {
   if (total == 0) return;
   const int index = x.device().index;
   DeviceGuard guard(index);
-  dispatch_float(x.dtype(), "avg_pool2d", [&](auto tag) {
+  dispatch_device_float(x.dtype(), "avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     avg_pool_kernel<T><<<blocks_for(total), kPoolThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(out.data_ptr()), static_cast<const T*>(x.data_ptr()), g, total);
@@ -88,7 +78,7 @@ void avg_pool2d_backward(Tensor& gx, const Tensor& gy, const cpu::PoolGeom& g) {
   zero(gx, index);
   const int64_t total = gy.numel();
   if (total == 0) return;
-  dispatch_float(gx.dtype(), "avg_pool2d_backward", [&](auto tag) {
+  dispatch_device_float(gx.dtype(), "avg_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);
     avg_pool_backward_kernel<T><<<blocks_for(total), kPoolThreads, 0, current_cuda_stream(index)>>>(
         static_cast<T*>(gx.data_ptr()), static_cast<const T*>(gy.data_ptr()), g, total);

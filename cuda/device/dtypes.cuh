@@ -2,6 +2,7 @@
 // half types, whose host classes have no device code), and conversions
 // between them through float (round to nearest even, as on the CPU).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -31,6 +32,27 @@ void dispatch_device(DType t, F&& f) {
   }
   throw Error("cuda: unknown dtype");
 }
+
+// Calls f(T{}) with T the device type of a floating dtype; other dtypes raise
+// NotImplementedError naming `op`.
+template <class F>
+void dispatch_device_float(DType d, const char* op, F&& f) {
+  switch (d) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(__half{});
+    case DType::BFloat16: return f(__nv_bfloat16{});
+    default: throw NotImplementedError(str(op, ": not implemented for ", dtype_name(d), " on CUDA"));
+  }
+}
+
+// The unsigned integer type of an element size (1, 2, 4 or 8 bytes), for
+// kernels that only move elements.
+template <size_t N> struct Bits;
+template <> struct Bits<1> { using type = uint8_t; };
+template <> struct Bits<2> { using type = uint16_t; };
+template <> struct Bits<4> { using type = uint32_t; };
+template <> struct Bits<8> { using type = uint64_t; };
 
 // Any element type -> float or double (half types widen exactly to float).
 template <class S>
