@@ -11,6 +11,7 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/loss_kernels.cuh>
 #include <ember/cuda/error.h>
 
@@ -53,10 +54,6 @@ int64_t checked_positions(int64_t outer, int64_t inner) {
   const int64_t positions = outer * inner;
   EMBER_CHECK(positions <= 0x7fffffff, Error, "cross_entropy: ", positions, " positions exceed the CUDA grid limit");
   return positions;
-}
-
-[[noreturn]] void unsupported(DType d) {
-  throw NotImplementedError(str("cross_entropy: not implemented for ", dtype_name(d), " on CUDA"));
 }
 
 }  // namespace
@@ -108,14 +105,9 @@ void cross_entropy_forward(Tensor& loss, Tensor& wt, Tensor& lse, const Tensor& 
                            const Tensor& weight, int64_t ignore_index, int64_t outer, int64_t classes, int64_t inner) {
   const int64_t n = checked_positions(outer, inner);
   if (n == 0) return;
-  switch (x.dtype()) {
-    case DType::Float32: return forward<float>(loss, wt, lse, x, target, weight, ignore_index, n, classes, inner);
-    case DType::Float64: return forward<double>(loss, wt, lse, x, target, weight, ignore_index, n, classes, inner);
-    case DType::Float16: return forward<__half>(loss, wt, lse, x, target, weight, ignore_index, n, classes, inner);
-    case DType::BFloat16:
-      return forward<__nv_bfloat16>(loss, wt, lse, x, target, weight, ignore_index, n, classes, inner);
-    default: unsupported(x.dtype());
-  }
+  dispatch_device_float(x.dtype(), "cross_entropy", [&](auto tag) {
+    forward<decltype(tag)>(loss, wt, lse, x, target, weight, ignore_index, n, classes, inner);
+  });
 }
 
 void cross_entropy_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, const Tensor& lse, const Tensor& x,
@@ -123,14 +115,9 @@ void cross_entropy_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, cons
                             int64_t inner) {
   const int64_t n = checked_positions(outer, inner);
   if (n == 0) return;
-  switch (x.dtype()) {
-    case DType::Float32: return backward<float>(gx, gl, wt, lse, x, target, ignore_index, n, classes, inner);
-    case DType::Float64: return backward<double>(gx, gl, wt, lse, x, target, ignore_index, n, classes, inner);
-    case DType::Float16: return backward<__half>(gx, gl, wt, lse, x, target, ignore_index, n, classes, inner);
-    case DType::BFloat16:
-      return backward<__nv_bfloat16>(gx, gl, wt, lse, x, target, ignore_index, n, classes, inner);
-    default: unsupported(x.dtype());
-  }
+  dispatch_device_float(x.dtype(), "cross_entropy", [&](auto tag) {
+    backward<decltype(tag)>(gx, gl, wt, lse, x, target, ignore_index, n, classes, inner);
+  });
 }
 
 }  // namespace ember::cuda
