@@ -31,9 +31,18 @@ void Linear::reset_parameters() {
 Tensor Linear::forward(const Tensor& input) {
   EMBER_CHECK(input.dim() >= 1 && input.shape().back() == in_features, ValueError, "Linear: input of shape ",
               input.shape_str(), " does not end in in_features=", in_features);
-  if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
-  Tensor y = matmul(input, weight.t());
-  return bias.defined() ? y.add(bias) : y;
+  if (!bias.defined() || input.dim() < 2) {
+    Tensor y = matmul(input, weight.t());
+    return bias.defined() ? y.add(bias) : y;
+  }
+  if (input.dim() == 2) return addmm(bias, input, weight.t());
+  // [..., in] as one [rows, in] matrix: a single addmm, so CUDA adds the bias in
+  // the GEMM's epilogue and autocast sees one op, as the Python linear does.
+  Shape out_shape = input.shape();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < out_shape.size(); ++i) rows *= out_shape[i];
+  out_shape.back() = out_features;
+  return addmm(bias, input.reshape({rows, in_features}), weight.t()).reshape(out_shape);
 }
 
 Tensor ReLU::forward(const Tensor& input) { return relu(input); }

@@ -93,6 +93,12 @@ TEST_CASE("Linear: shapes, PyTorch's init bound, forward = x W^T + b", "[nn]") {
   require_values(small.forward(values({1, 1, 3, 2}, {2, 2})), {1.5, 4.5});
   require_values(small.forward(values({1, 1}, {2})), {1.5});               // 1-D input
   REQUIRE(small.forward(ones({3, 4, 2})).shape() == Shape{3, 4, 1});       // batched
+  // Batched (non-contiguous) input goes through one addmm; values as in 2-D.
+  const Tensor batched = values({1, 1, 3, 2, 0, 1, 2, 0}, {2, 2, 2}).transpose(0, 1);
+  const Tensor y = small.forward(batched);
+  REQUIRE(y.shape() == Shape{2, 2, 1});
+  require_values(y.contiguous(), {1.5, -0.5, 4.5, 4.5});
+  REQUIRE(small.forward(ones({0, 3, 2})).shape() == Shape{0, 3, 1});       // empty batch
   require_throws<ValueError>([&] { small.forward(ones({2, 3})); }, "Linear");
 }
 
