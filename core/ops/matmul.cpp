@@ -18,6 +18,7 @@
 #include <ember/cuda/matmul.h>
 
 #include <atomic>
+#include <optional>
 
 namespace ember {
 
@@ -62,6 +63,24 @@ Tensor expand_to(const Tensor& t, const Shape& batch, const Shape& matrix, const
   return make_view(t, shape, strides, t.storage_offset());
 }
 
+// When t's leading dims (every dim but the last) walk memory with one stride,
+// returns it: t is then a [rows, K] matrix with that row stride. Size-1 dims
+// are skipped; no rows at all gives `fallback`.
+std::optional<int64_t> rows_stride(const Tensor& t, int64_t fallback) {
+  std::optional<int64_t> stride;
+  int64_t span = 0;  // stride * size of the innermost non-trivial dim seen so far
+  for (int64_t i = t.dim() - 2; i >= 0; --i) {
+    if (t.size(i) == 1) continue;
+    if (!stride) {
+      stride = t.stride(i);
+    } else if (t.stride(i) != span) {
+      return std::nullopt;
+    }
+    span = t.stride(i) * t.size(i);
+  }
+  return stride ? stride : std::optional<int64_t>(fallback);
+}
+
 // a @ b by matmul's rules, without autograd. `bias` (already cast and
 // broadcastable to the result) is added as beta * bias + alpha * a @ b.
 Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& bias = Tensor(), double beta = 0,
@@ -102,7 +121,19 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
   const Tensor ac = a.to(compute), bc = b.to(compute);
   const Strides a_ms = a_vec ? Strides{K * ac.stride(0), ac.stride(0)} : Strides{ac.stride(-2 + ac.dim()), ac.stride(ac.dim() - 1)};
   const Strides b_ms = b_vec ? Strides{bc.stride(0), 1} : Strides{bc.stride(-2 + bc.dim()), bc.stride(bc.dim() - 1)};
-  const Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
+  Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
+  // [batch..., M, K] @ [K, N] (a Linear layer's weight) is one [batch * M, K]
+  // GEMM when a's rows collapse: one large call instead of a batched one.
+  if (!a_vec && b.dim() == 2 && a.dim() > 2) {
+    if (const auto rs = rows_stride(ac, K)) {
+      int64_t rows = 1;
+      for (int64_t i = 0; i + 1 < ac.dim(); ++i) rows *= ac.size(i);
+      av = make_view(ac, {rows, K}, {*rs, a_ms[1]}, ac.storage_offset());
+      bv = make_view(bc, {K, N}, b_ms, bc.storage_offset());
+      out_view = make_view(out, {rows, N}, {N, 1}, 0);
+      batch.clear();
+    }
+  }
   // addmm / linear on CUDA: a bias vector over the output columns is added by
   // cuBLASLt's epilogue when it can be (else copied into out below).
   if (on_cuda && bias.defined() && beta == 1 && batch.empty() && !a_vec && !b_vec && bias.dim() == 1 &&

@@ -107,6 +107,36 @@ def test_expanded_operands():
     assert_close(make(batch) @ make(m).expand(2, 3, 4), batch @ np.broadcast_to(m, (2, 3, 4)), 1e-4, 1e-5)
 
 
+def _batch_layouts(a):
+    """Views of a [B, C, M, K] array whose leading dims do or do not collapse into one row stride."""
+    yield "contiguous", make(a)
+    yield "batch dims swapped", make(np.ascontiguousarray(a.transpose(1, 0, 2, 3))).transpose(0, 1)
+    yield "rows sliced", make(np.concatenate([a, a], axis=2))[:, :, ::2]
+    yield "K sliced", make(np.concatenate([a, a], axis=3))[..., : a.shape[3]]
+    yield "M and K transposed", make(np.ascontiguousarray(a.swapaxes(2, 3))).transpose(2, 3)
+    yield "batch expanded", make(a[:1]).expand(*a.shape)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 1, 4, 5), (1, 3, 1, 5), (2, 3, 0, 5)], ids=str)
+def test_batched_times_matrix_in_every_layout(shape):
+    # [batch..., M, K] @ [K, N] runs as one [rows, K] gemm when the rows collapse
+    # and as a batched one otherwise: both must give numpy's answer.
+    a, w = random_array(shape, np.float64), random_array((shape[3], 3), np.float64)
+    for name, ta in _batch_layouts(a):
+        expected = to_numpy(ta) @ w
+        got = ember.matmul(ta, make(w))
+        assert tuple(got.shape) == expected.shape, name
+        assert_close(got, expected, 1e-12, 1e-12, msg=name)
+
+
+def test_batched_times_matrix_gradcheck_on_a_permuted_input():
+    a = make(random_array((3, 2, 4, 5), np.float64)).transpose(0, 1).detach().requires_grad_()
+    w = make(random_array((5, 3), np.float64)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda x, y: ember.matmul(x, y), (a, w))
+    b = make(random_array((2, 3, 4, 5), np.float64)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda x, y: ember.matmul(x, y), (b, w))
+
+
 def test_many_small_matrices_match():
     # Small matrices are spread over threads by batch: every entry must still be right.
     a, b = random_array((2500, 3, 5), np.float64), random_array((2500, 5, 2), np.float64)
