@@ -27,6 +27,7 @@ TensorIterator::TensorIterator(const std::vector<Tensor>& operands) {
       strides[t][dd] = s == 1 ? 0 : op.strides()[d] * item;
     }
     data_.push_back(static_cast<char*>(op.data_ptr()));
+    on_cpu_.push_back(op.device().is_cpu() ? 1 : 0);
   }
 
   // Drop size-1 dims, then merge dim i into i+1 when every operand steps

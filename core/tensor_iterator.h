@@ -22,6 +22,8 @@ class TensorIterator {
   // Byte stride of operand `t` along dim `d` (dims innermost last).
   int64_t stride(int t, int d) const { return strides_[t][d]; }
   char* data(int t) const { return data_[t]; }
+  // Whether operand t is a CPU tensor (a CUDA op's 0-d number operand).
+  bool on_cpu(int t) const { return on_cpu_[t] != 0; }
 
   // Calls loop(ptrs, inner_strides, n) over rows of the iteration space for
   // elements [begin, end): ptrs[t] points at operand t's first element of the
@@ -33,6 +35,7 @@ class TensorIterator {
   std::vector<int64_t> shape_;
   std::vector<std::vector<int64_t>> strides_;
   std::vector<char*> data_;
+  std::vector<uint8_t> on_cpu_;
   int64_t numel_ = 0;
 };
 

@@ -7,6 +7,7 @@
 // the CPU (tests/cpp/cuda_emulation.h).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
@@ -28,6 +29,18 @@ struct Geometry {
   char* data[NT];
 };
 
+// Inputs that hold one value for the whole op (bit t set in `mask` for
+// operand t): a device operand whose strides are all 0, read through its
+// pointer, or a CPU number (also in `inline_mask`) whose bits travel in the
+// launch's arguments in `bits[t]`, so `x + 1.0` needs no fill kernel and keeps
+// the contiguous vector path.
+template <int NT>
+struct Scalars {
+  uint32_t mask = 0;
+  uint32_t inline_mask = 0;
+  uint64_t bits[NT] = {};
+};
+
 template <class T, int V>
 struct alignas(sizeof(T) * V) Vec {
   T v[V];
@@ -42,18 +55,46 @@ struct Op {
   static constexpr int NT = 1 + sizeof...(A);
   F f;
 
+  // Input I's single value (it has its bit in s.mask).
+  template <class T, size_t I>
+  __device__ static T scalar_input(char* const* data, const Scalars<NT>& s) {
+    if ((s.inline_mask >> (I + 1)) & 1u) {
+      T v;
+      memcpy(&v, &s.bits[I + 1], sizeof(T));
+      return v;
+    }
+    return *reinterpret_cast<const T*>(data[I + 1]);
+  }
+  template <class T, size_t I>
+  __device__ static T input_at(char* const* data, int64_t i, const Scalars<NT>& s) {
+    if ((s.mask >> (I + 1)) & 1u) return scalar_input<T, I>(data, s);
+    return reinterpret_cast<const T*>(data[I + 1])[i];
+  }
+  template <class T, size_t I>
+  __device__ static Vec<T, kVec> input_vec(char* const* data, int64_t base, const Scalars<NT>& s) {
+    if ((s.mask >> (I + 1)) & 1u) {
+      const T x = scalar_input<T, I>(data, s);
+      Vec<T, kVec> v;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) v.v[k] = x;
+      return v;
+    }
+    return *reinterpret_cast<const Vec<T, kVec>*>(reinterpret_cast<const T*>(data[I + 1]) + base);
+  }
+
   template <class Index, size_t... I>
-  __device__ void strided(char* const* data, const Index* off, std::index_sequence<I...>) const {
-    *reinterpret_cast<R*>(data[0] + off[0]) = f(*reinterpret_cast<const A*>(data[I + 1] + off[I + 1])...);
+  __device__ void strided(char* const* data, const Index* off, const Scalars<NT>& s, std::index_sequence<I...>) const {
+    *reinterpret_cast<R*>(data[0] + off[0]) =
+        f(((s.inline_mask >> (I + 1)) & 1u ? scalar_input<A, I>(data, s)
+                                            : *reinterpret_cast<const A*>(data[I + 1] + off[I + 1]))...);
   }
   template <size_t... I>
-  __device__ void one(char* const* data, int64_t i, std::index_sequence<I...>) const {
-    reinterpret_cast<R*>(data[0])[i] = f(reinterpret_cast<const A*>(data[I + 1])[i]...);
+  __device__ void one(char* const* data, int64_t i, const Scalars<NT>& s, std::index_sequence<I...>) const {
+    reinterpret_cast<R*>(data[0])[i] = f(input_at<A, I>(data, i, s)...);
   }
   template <size_t... I>
-  __device__ void vec(char* const* data, int64_t base, std::index_sequence<I...>) const {
-    const ::cuda::std::tuple<Vec<A, kVec>...> v{
-        *reinterpret_cast<const Vec<A, kVec>*>(reinterpret_cast<const A*>(data[I + 1]) + base)...};
+  __device__ void vec(char* const* data, int64_t base, const Scalars<NT>& s, std::index_sequence<I...>) const {
+    const ::cuda::std::tuple<Vec<A, kVec>...> v{input_vec<A, I>(data, base, s)...};
     Vec<R, kVec> r;
 #pragma unroll
     for (int k = 0; k < kVec; ++k) r.v[k] = f(::cuda::std::get<I>(v).v[k]...);
@@ -82,25 +123,26 @@ __device__ inline void offsets_of(const Geometry<NT>& g, Index i, Index* off) {
 }
 
 template <class Index, class O>
-__global__ void strided_kernel(Geometry<O::NT> g, Index n, O op) {
+__global__ void strided_kernel(Geometry<O::NT> g, Index n, O op, Scalars<O::NT> s) {
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     Index off[O::NT];
     offsets_of<O::NT, Index>(g, i, off);
-    op.strided(g.data, off, typename O::Inputs{});
+    op.strided(g.data, off, s, typename O::Inputs{});
   }
 }
 
-// Contiguous operands, n elements; vector loads and stores when `aligned`.
+// Contiguous operands (or scalars, per `s`), n elements; vector loads and
+// stores when `aligned`.
 template <class O>
-__global__ void contiguous_kernel(Pointers<O::NT> p, int64_t n, bool aligned, O op) {
+__global__ void contiguous_kernel(Pointers<O::NT> p, int64_t n, bool aligned, O op, Scalars<O::NT> s) {
   const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kVec;
   for (int64_t base = first; base < n; base += step) {
     if (aligned && base + kVec <= n) {
-      op.vec(p.data, base, typename O::Inputs{});
+      op.vec(p.data, base, s, typename O::Inputs{});
     } else {
-      for (int64_t i = base; i < n && i < base + kVec; ++i) op.one(p.data, i, typename O::Inputs{});
+      for (int64_t i = base; i < n && i < base + kVec; ++i) op.one(p.data, i, s, typename O::Inputs{});
     }
   }
 }

@@ -6,6 +6,7 @@
 // transposed, broadcast (stride 0), flipped (negative stride) and sliced
 // operands, mixed element types. Elements outside the output stay untouched.
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "catch.h"
@@ -39,7 +40,8 @@ void contiguous_case(int64_t n, int misalign, unsigned grid) {
   REQUIRE(aligned == (misalign == 0));
   kc::detail::Pointers<3> p{{reinterpret_cast<char*>(o), reinterpret_cast<char*>(const_cast<float*>(pa)),
                              reinterpret_cast<char*>(const_cast<int32_t*>(pb))}};
-  launch(grid, kc::kThreads, 0, [&] { kc::detail::contiguous_kernel<AxpyOp>(p, n, aligned, AxpyOp{AxpyInt{}}); });
+  launch(grid, kc::kThreads, 0,
+         [&] { kc::detail::contiguous_kernel<AxpyOp>(p, n, aligned, AxpyOp{AxpyInt{}}, kc::Scalars<3>{}); });
   for (int64_t i = 0; i < n + 16 - misalign; ++i) {
     const float want = i < n ? 2.0f * pa[i] + static_cast<float>(pb[i]) : kSentinel;
     if (o[i] != want) {
@@ -76,7 +78,9 @@ void strided_case(const std::vector<int64_t>& shape, const Layout& lo, const Lay
     g.strides[1][d] = la.strides[d] * 4;
     g.strides[2][d] = lb.strides[d] * 4;
   }
-  launch(grid, kc::kThreads, 0, [&] { kc::detail::strided_kernel<Index, AxpyOp>(g, static_cast<Index>(n), AxpyOp{AxpyInt{}}); });
+  launch(grid, kc::kThreads, 0, [&] {
+    kc::detail::strided_kernel<Index, AxpyOp>(g, static_cast<Index>(n), AxpyOp{AxpyInt{}}, kc::Scalars<3>{});
+  });
   std::vector<float> want(buf, kSentinel);
   std::vector<int64_t> idx(shape.size(), 0);
   for (int64_t k = 0; k < n; ++k) {  // odometer over the shape, last dim fastest
@@ -95,7 +99,62 @@ void strided_case(const std::vector<int64_t>& shape, const Layout& lo, const Lay
   }
 }
 
+// b is one value for all n elements: either "device" memory read through its
+// pointer (a broadcast scalar) or bits inlined in the launch arguments (a CPU
+// number; its pointer then points nowhere and must never be read).
+void scalar_b_case(int64_t n, int misalign, bool inlined, bool strided) {
+  INFO("scalar b: n " << n << " misalign " << misalign << " inlined " << inlined << " strided " << strided);
+  std::vector<float> out(n + 16, kSentinel), a(n + 16);
+  for (int64_t i = 0; i < n + 16; ++i) a[i] = 0.5f * static_cast<float>(i) - 3.f;
+  int32_t b_value = -7;
+  float* o = out.data() + misalign;
+  float* pa = a.data() + misalign;
+  kc::Scalars<3> s;
+  s.mask = 1u << 2;
+  char* pb = reinterpret_cast<char*>(&b_value);
+  if (inlined) {
+    s.inline_mask = 1u << 2;
+    std::memcpy(&s.bits[2], &b_value, sizeof b_value);
+    pb = nullptr;  // a host address in real launches: never dereferenced
+  }
+  const unsigned grid = 2;
+  if (strided) {
+    kc::Geometry<3> g;
+    g.ndim = 1;
+    g.shape[0] = n;
+    g.strides[0][0] = g.strides[1][0] = 4;
+    g.strides[2][0] = 0;
+    g.data[0] = reinterpret_cast<char*>(o), g.data[1] = reinterpret_cast<char*>(pa), g.data[2] = pb;
+    launch(grid, kc::kThreads, 0, [&] {
+      kc::detail::strided_kernel<uint32_t, AxpyOp>(g, static_cast<uint32_t>(n), AxpyOp{AxpyInt{}}, s);
+    });
+  } else {
+    // Alignment is decided over the non-scalar operands only, as launch_contiguous does.
+    const bool aligned = misalign == 0;
+    kc::detail::Pointers<3> p{{reinterpret_cast<char*>(o), reinterpret_cast<char*>(pa), pb}};
+    launch(grid, kc::kThreads, 0, [&] { kc::detail::contiguous_kernel<AxpyOp>(p, n, aligned, AxpyOp{AxpyInt{}}, s); });
+  }
+  for (int64_t i = 0; i < n + 16 - misalign; ++i) {
+    const float want = i < n ? 2.0f * pa[i] + static_cast<float>(b_value) : kSentinel;
+    if (o[i] != want) {
+      INFO("element " << i << ": got " << o[i] << ", want " << want);
+      REQUIRE(o[i] == want);
+    }
+  }
+}
+
 }  // namespace
+
+TEST_CASE("elementwise kernels (host emulation): a scalar input, inlined or broadcast from memory", "[emulation]") {
+  for (int64_t n : {1, 3, 4, 5, 1027}) {
+    for (int misalign : {0, 1}) {
+      for (bool inlined : {false, true}) {
+        scalar_b_case(n, misalign, inlined, /*strided=*/false);
+        scalar_b_case(n, misalign, inlined, /*strided=*/true);
+      }
+    }
+  }
+}
 
 TEST_CASE("elementwise contiguous kernel (host emulation): vector path, tails, misalignment", "[emulation]") {
   for (int64_t n : {1, 3, 4, 5, 8, 1023, 1024, 1027, 3001}) {
