@@ -16,7 +16,7 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import nn
-from harness import DEVICE, OpCase, make, random_array, table_tests, to_numpy
+from harness import OpCase, make, random_array, table_tests, to_numpy
 
 
 def np_mask_like(x):
