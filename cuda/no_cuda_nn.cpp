@@ -41,6 +41,10 @@ void nll_backward(Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
 }
 void embedding_forward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
 void embedding_backward(Tensor&, const Tensor&, const Tensor&) { no_cuda_nn("embedding"); }
+void native_dropout(Tensor&, Tensor&, const Tensor&, uint64_t, double, const PhiloxStream&) {
+  no_cuda_nn("native_dropout");
+}
+void native_dropout_backward(Tensor&, const Tensor&, const Tensor&, double) { no_cuda_nn("native_dropout_backward"); }
 
 void conv2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) { no_cuda_nn("conv2d"); }
 void conv_transpose2d(Tensor&, const Tensor&, const Tensor&, const Tensor&, const cpu::ConvGeom&) {

@@ -1,4 +1,4 @@
-// Backward of embedding, written with ember ops so double backward works.
+// Backward of embedding and dropout, written with ember ops so double backward works.
 #include <ember/autograd/functions/nn_misc.h>
 
 #include <ember/autograd/grad_mode.h>
@@ -6,6 +6,7 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
+#include <ember/core/ops/nn_misc.h>
 #include <ember/core/ops/shape.h>
 #include <ember/cuda/nn_misc.h>
 
@@ -32,6 +33,12 @@ Vjp embedding_backward(const Shape& weight_shape, const Tensor& indices, std::op
     }
     const Tensor z = zeros(weight_shape, grad_rows.dtype(), grad_rows.device());
     return TensorList{index_add(z, 0, indices, grad_rows)};
+  };
+}
+
+Vjp native_dropout_backward(double scale) {
+  return [scale](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    return TensorList{ember::native_dropout_backward(g[0], s[0], scale)};
   };
 }
 

@@ -1,4 +1,4 @@
-// Backward formulas of embedding (core/ops/nn_misc.cpp).
+// Backward formulas of embedding and dropout (core/ops/nn_misc.cpp).
 #pragma once
 #include <optional>
 
@@ -10,5 +10,9 @@ namespace ember::autograd::functions {
 // `indices` is the flattened int64 input.
 Vjp embedding_backward(const Shape& weight_shape, const Tensor& indices, std::optional<int64_t> padding_idx,
                        bool scale_grad_by_freq);
+// grad * mask * scale through native_dropout_backward, which records itself,
+// so the gradient is differentiable again (saved: the bool mask). The
+// backward of native_dropout and of native_dropout_backward alike.
+Vjp native_dropout_backward(double scale);
 
 }  // namespace ember::autograd::functions

@@ -19,6 +19,16 @@ void init_nn_misc(py::module_& m) {
       },
       py::arg("input"), py::arg("weight"), py::arg("padding_idx") = py::none(), py::arg("max_norm") = py::none(),
       py::arg("norm_type") = 2.0, py::arg("scale_grad_by_freq") = false, py::arg("sparse") = false);
+  // torch.native_dropout(input, p, train) -> (output, bool mask), and its backward.
+  m.def(
+      "native_dropout",
+      [](const Tensor& input, double p, std::optional<bool> train) {
+        auto [out, mask] = native_dropout(input, p, train);
+        return py::make_tuple(out, mask);
+      },
+      py::arg("input"), py::arg("p"), py::arg("train"));
+  m.def("native_dropout_backward", &native_dropout_backward, py::arg("grad_output"), py::arg("mask"),
+        py::arg("scale"));
   nn.def("dropout", &dropout, py::arg("input"), py::arg("p") = 0.5, py::arg("training") = true,
          py::arg("inplace") = false);
   for (const char* name : {"dropout1d", "dropout2d", "dropout3d"}) {
