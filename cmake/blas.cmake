@@ -3,7 +3,8 @@
 # Debian 12's OpenBLAS 0.3.21 misdetects recent CPUs and runs its slowest
 # kernels (see DESIGN.md), so AUTO prefers the current OpenBLAS that PyPI's
 # scipy-openblas32 wheel ships (the one numpy uses), and falls back to the
-# system CBLAS. core/cpu/blas.h maps one set of names onto either.
+# system OpenBLAS, then to the copy inside numpy's wheel, then to any CBLAS.
+# core/cpu/blas.h maps one set of names onto each.
 #
 # Measured sgemm, row-major NN, 2 threads, medians (GFLOP/s), on 2 cores of an
 # AMD EPYC (Zen 4, AVX-512), 2026-11-29, quiet machine:
@@ -41,20 +42,55 @@ if(EMBER_BLAS STREQUAL "AUTO" OR EMBER_BLAS STREQUAL "scipy-openblas")
     message(FATAL_ERROR "EMBER_BLAS=scipy-openblas but `pip install scipy-openblas32` was not found")
   endif()
 endif()
-if(NOT EMBER_BLAS_CHOSEN)
-  # OpenBLAS first (its thread count can be set); any CBLAS otherwise.
+# numpy's wheels carry their own OpenBLAS (ILP64, symbols scipy_*64_) in
+# numpy.libs/: the BLAS of a machine with numpy and no other, such as the GPU
+# machine. core/cpu/blas.h declares its few functions itself (no header ships).
+function(ember_find_numpy_openblas out_lib)
+  find_package(Python COMPONENTS Interpreter QUIET)
+  if(NOT Python_Interpreter_FOUND)
+    return()
+  endif()
+  execute_process(
+    COMMAND ${Python_EXECUTABLE} -c "import glob, os, numpy; d = os.path.join(os.path.dirname(numpy.__file__), os.pardir, 'numpy.libs'); print(os.path.realpath((sorted(glob.glob(os.path.join(d, 'libscipy_openblas64_*.so'))) or [''])[0]))"
+    OUTPUT_VARIABLE _lib OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
+  if(_rc EQUAL 0 AND EXISTS "${_lib}" AND NOT IS_DIRECTORY "${_lib}")
+    set(${out_lib} "${_lib}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+if(NOT EMBER_BLAS_CHOSEN AND EMBER_BLAS STREQUAL "numpy")
+  ember_find_numpy_openblas(_np_blas)
+  if(NOT _np_blas)
+    message(FATAL_ERROR "EMBER_BLAS=numpy but numpy's bundled OpenBLAS (numpy.libs/libscipy_openblas64_*.so) was not found")
+  endif()
+endif()
+if(NOT EMBER_BLAS_CHOSEN AND NOT EMBER_BLAS STREQUAL "numpy")
+  # OpenBLAS first (its thread count can be set); numpy's copy next; any CBLAS last.
   set(BLA_VENDOR OpenBLAS)
   find_package(BLAS QUIET)
-  if(BLAS_FOUND)
-    find_path(EMBER_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas-pthread openblas REQUIRED)
+  find_path(EMBER_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas-pthread openblas)
+  if(BLAS_FOUND AND EMBER_CBLAS_INCLUDE)
     target_compile_definitions(ember_blas INTERFACE EMBER_BLAS_OPENBLAS=1)
   else()
-    unset(BLA_VENDOR)
-    find_package(BLAS REQUIRED)
-    find_path(EMBER_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas REQUIRED)
+    if(EMBER_BLAS STREQUAL "AUTO")
+      ember_find_numpy_openblas(_np_blas)
+    endif()
+    if(NOT _np_blas)
+      unset(BLA_VENDOR)
+      find_package(BLAS REQUIRED)
+      find_path(EMBER_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas REQUIRED)
+    endif()
   endif()
-  target_include_directories(ember_blas INTERFACE ${EMBER_CBLAS_INCLUDE})
-  target_link_libraries(ember_blas INTERFACE ${BLAS_LIBRARIES})
-  set(EMBER_BLAS_CHOSEN "system BLAS (${BLAS_LIBRARIES})")
+  if(NOT _np_blas)
+    target_include_directories(ember_blas INTERFACE ${EMBER_CBLAS_INCLUDE})
+    target_link_libraries(ember_blas INTERFACE ${BLAS_LIBRARIES})
+    set(EMBER_BLAS_CHOSEN "system BLAS (${BLAS_LIBRARIES})")
+  endif()
+endif()
+if(_np_blas)
+  target_link_libraries(ember_blas INTERFACE ${_np_blas})
+  target_compile_definitions(ember_blas INTERFACE EMBER_BLAS_NUMPY_OPENBLAS64=1)
+  get_filename_component(EMBER_BLAS_LIBDIR ${_np_blas} DIRECTORY)
+  set(EMBER_BLAS_CHOSEN "numpy's bundled OpenBLAS, ILP64 (${_np_blas})")
 endif()
 message(STATUS "ember: BLAS = ${EMBER_BLAS_CHOSEN}")

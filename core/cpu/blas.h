@@ -1,15 +1,39 @@
 // One set of names for the CBLAS that cmake/blas.cmake linked: PyPI's
-// scipy-openblas32 (symbols prefixed scipy_) or the system's OpenBLAS/CBLAS.
+// scipy-openblas32 (symbols prefixed scipy_), the system's OpenBLAS/CBLAS, or
+// the ILP64 OpenBLAS inside numpy's wheel (prefixed scipy_, suffixed 64_).
 // Include only from .cpp files of libember: the BLAS headers are private.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 
-#include <cblas.h>
-
 #include <ember/core/cpu/parallel.h>
 
-#if defined(EMBER_BLAS_SCIPY_OPENBLAS)
+#if defined(EMBER_BLAS_NUMPY_OPENBLAS64)
+// numpy ships the library without a header: the few functions ember calls,
+// with 64-bit sizes, and CBLAS's enum values.
+extern "C" {
+enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112, CblasConjTrans = 113 };
+void scipy_cblas_sgemm64_(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                          int64_t ldc);
+void scipy_cblas_dgemm64_(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                          double alpha, const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                          double* c, int64_t ldc);
+void scipy_openblas_set_num_threads64_(int num_threads);
+int scipy_openblas_get_num_threads64_(void);
+char* scipy_openblas_get_corename64_(void);
+char* scipy_openblas_get_config64_(void);
+}
+#define EMBER_CBLAS(name) scipy_cblas_##name##64_
+#define EMBER_OPENBLAS(name) scipy_openblas_##name##64_
+#else
+#include <cblas.h>
+#endif
+
+#if defined(EMBER_BLAS_NUMPY_OPENBLAS64)
+// defined above
+#elif defined(EMBER_BLAS_SCIPY_OPENBLAS)
 #define EMBER_CBLAS(name) scipy_cblas_##name
 #define EMBER_OPENBLAS(name) scipy_openblas_##name
 #elif defined(EMBER_BLAS_OPENBLAS)
@@ -28,7 +52,7 @@ char* openblas_get_config(void);
 
 namespace ember::cpu::blas {
 
-// BLAS takes 32-bit sizes here (both libraries use 32-bit blasint).
+// ember passes 32-bit sizes (numpy's ILP64 library widens them at the call).
 using Int = int;
 
 inline void gemm_serial(bool trans_a, bool trans_b, Int m, Int n, Int k, float alpha, const float* a, Int lda,

@@ -17,9 +17,10 @@
 # Logs: one file per step under $OUT (default build/gpu-logs) and summary.txt
 # (at most 8 files, as the device tool returns). Exit status: non-zero when a
 # required step failed.
-# A BLAS is needed to build: if that machine has neither scipy-openblas32 nor
-# a system OpenBLAS, carry the wheel (in the repository root, then name .whl
-# in the device tool's carry; run.sh installs what it finds there):
+# A BLAS is needed to build: without scipy-openblas32 or a system OpenBLAS,
+# cmake/blas.cmake links the OpenBLAS inside numpy's wheel. To use
+# scipy-openblas32 there anyway, carry its wheel (in the repository root, then
+# name .whl in the device tool's carry; run.sh installs what it finds there):
 #   echo /.whl/ >> .git/info/exclude
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux2014_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
