@@ -52,18 +52,27 @@ using namespace flash;
 int padded_head_dim(int64_t E) { return E <= 32 ? 32 : E <= 64 ? 64 : 128; }
 
 // The front-end guarantees these; a violation is a bug there, not a user error.
-void check_output(const Tensor& t, const char* what) {
-  EMBER_CHECK(t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0, Error,
-              "scaled_dot_product_attention: the fused kernel needs ", what,
-              " contiguous and 16-byte aligned (internal error)");
+void check_output(const Tensor& t, const char* what, int64_t numel, DType dtype) {
+  EMBER_CHECK(t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0 && t.numel() == numel &&
+                  t.dtype() == dtype,
+              Error, "scaled_dot_product_attention: the fused kernel needs ", what, " contiguous, 16-byte aligned, ",
+              numel, " elements of ", dtype_name(dtype), ", got ", t.shape_str(), " ", dtype_name(t.dtype()),
+              " (internal error)");
 }
 
-void check_input(const FlashOperand& op, const char* what) {
-  const int64_t bytes = static_cast<int64_t>(op.tensor.element_size());
-  bool aligned = reinterpret_cast<uintptr_t>(op.tensor.data_ptr()) % 16 == 0;
+// An input of N slices of [rows, E] elements, each row contiguous and 16-byte aligned.
+void check_input(const FlashOperand& op, const char* what, int64_t N, int64_t rows, int64_t E, DType dtype) {
+  const Tensor& t = op.tensor;
+  EMBER_CHECK(t.dim() >= 2 && t.size(-2) == rows && t.size(-1) == E && t.numel() == N * rows * E &&
+                  t.dtype() == dtype,
+              Error, "scaled_dot_product_attention: the fused kernel got ", what, " ", t.shape_str(), " ",
+              dtype_name(t.dtype()), " for ", N, " slices of [", rows, ", ", E, "] ", dtype_name(dtype),
+              " (internal error)");
+  const int64_t bytes = static_cast<int64_t>(t.element_size());
+  bool aligned = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
   for (int64_t stride : {op.batch_stride, op.head_stride, op.row_stride}) aligned = aligned && stride * bytes % 16 == 0;
-  EMBER_CHECK(op.tensor.stride(-1) == 1 && aligned, Error, "scaled_dot_product_attention: the fused kernel needs ",
-              what, "'s rows contiguous and 16-byte aligned (internal error)");
+  EMBER_CHECK(t.stride(-1) == 1 && aligned, Error, "scaled_dot_product_attention: the fused kernel needs ", what,
+              "'s rows contiguous and 16-byte aligned (internal error)");
 }
 
 RowStrides row_strides(const FlashOperand& op) { return {op.batch_stride, op.head_stride, op.row_stride}; }
@@ -155,14 +164,15 @@ bool flash_attention_supported(int index, int64_t head_dim) {
 
 void flash_attention_forward(Tensor& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,
                              const FlashOperand& v, int64_t heads, double scale, bool causal) {
-  check_output(out, "out");
-  check_output(lse, "lse");
-  check_input(q, "q");
-  check_input(k, "k");
-  check_input(v, "v");
   EMBER_CHECK(heads > 0 && out.dim() == 3 && out.size(0) % heads == 0, Error,
               "scaled_dot_product_attention: the fused kernel got ", heads, " heads for an output ", out.shape_str(),
               " (internal error)");
+  const int64_t N = out.size(0), L = out.size(1), E = out.size(2), S = k.tensor.size(-2);
+  check_output(out, "out", N * L * E, out.dtype());
+  check_output(lse, "lse", N * L, DType::Float32);
+  check_input(q, "q", N, L, E, out.dtype());
+  check_input(k, "k", N, S, E, out.dtype());
+  check_input(v, "v", N, S, E, out.dtype());
   const int index = out.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);
@@ -175,19 +185,20 @@ void flash_attention_forward(Tensor& out, Tensor& lse, const FlashOperand& q, co
 void flash_attention_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const FlashOperand& gout,
                               const FlashOperand& q, const FlashOperand& k, const FlashOperand& v,
                               const FlashOperand& out, const Tensor& lse, int64_t heads, double scale, bool causal) {
-  check_output(gq_acc, "the query gradient buffer");
-  check_output(gk, "the key gradient");
-  check_output(gv, "the value gradient");
-  check_output(delta, "delta");
-  check_output(lse, "lse");
-  check_input(gout, "grad_out");
-  check_input(q, "q");
-  check_input(k, "k");
-  check_input(v, "v");
-  check_input(out, "out");
-  EMBER_CHECK(heads > 0 && gq_acc.dim() == 3 && gq_acc.size(0) % heads == 0, Error,
+  EMBER_CHECK(heads > 0 && gq_acc.dim() == 3 && gq_acc.size(0) % heads == 0 && gk.dim() == 3, Error,
               "scaled_dot_product_attention: the fused backward got ", heads, " heads for a gradient ",
               gq_acc.shape_str(), " (internal error)");
+  const int64_t N = gq_acc.size(0), L = gq_acc.size(1), E = gq_acc.size(2), S = gk.size(1);
+  check_output(gq_acc, "the query gradient buffer", N * L * E, DType::Float32);
+  check_output(gk, "the key gradient", N * S * E, q.tensor.dtype());
+  check_output(gv, "the value gradient", N * S * E, q.tensor.dtype());
+  check_output(delta, "delta", N * L, DType::Float32);
+  check_output(lse, "lse", N * L, DType::Float32);
+  check_input(gout, "grad_out", N, L, E, gk.dtype());
+  check_input(q, "q", N, L, E, gk.dtype());
+  check_input(k, "k", N, S, E, gk.dtype());
+  check_input(v, "v", N, S, E, gk.dtype());
+  check_input(out, "out", N, L, E, gk.dtype());
   const int index = gk.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);
