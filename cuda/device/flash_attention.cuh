@@ -105,7 +105,9 @@ __device__ void warp_accumulate_times_tile(const T* a, int lda, const T* tile, i
 // contiguous [N, rows, E] tensors and views such as GPT-2's q, k and v cut from
 // one [B, T, 3C] projection and transposed to [B, H, T, D]: strides
 // (T * 3C, D, 3C, 1), read in place instead of copied. The host guarantees
-// 16-byte aligned rows (base and every stride * element size multiples of 16).
+// 16-byte aligned rows (base and every stride * element size multiples of 16);
+// other layouts are copied first (core/ops/attention.cpp's flash_operands says
+// why rather than a scalar-load path here).
 struct RowStrides {
   int64_t batch, head, row;
 };
