@@ -22,7 +22,8 @@
 // block finds its slice's rows from a (batch, head, row) stride triple, so
 // views such as q, k, v split from one projection and transposed to
 // [B, H, T, D] cost no copy; staging through shared memory hides the strided
-// rows from the tensor-core loads. Outputs are contiguous [N, rows, E].
+// rows from the tensor-core loads. The output and dK, dV are written the same
+// way (the front-end lays them out like q, k and v, as PyTorch does).
 //
 // The head dimension E is padded with zeros to D = 32, 64 or 128 in shared
 // memory (zero columns add nothing to Q K^T; padded output columns are not
@@ -52,7 +53,7 @@ using namespace flash;
 int padded_head_dim(int64_t E) { return E <= 32 ? 32 : E <= 64 ? 64 : 128; }
 
 // The front-end guarantees these; a violation is a bug there, not a user error.
-void check_output(const Tensor& t, const char* what, int64_t numel, DType dtype) {
+void check_buffer(const Tensor& t, const char* what, int64_t numel, DType dtype) {
   EMBER_CHECK(t.is_contiguous() && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0 && t.numel() == numel &&
                   t.dtype() == dtype,
               Error, "scaled_dot_product_attention: the fused kernel needs ", what, " contiguous, 16-byte aligned, ",
@@ -60,8 +61,8 @@ void check_output(const Tensor& t, const char* what, int64_t numel, DType dtype)
               " (internal error)");
 }
 
-// An input of N slices of [rows, E] elements, each row contiguous and 16-byte aligned.
-void check_input(const FlashOperand& op, const char* what, int64_t N, int64_t rows, int64_t E, DType dtype) {
+// An input or output of N slices of [rows, E] elements, each row contiguous and 16-byte aligned.
+void check_operand(const FlashOperand& op, const char* what, int64_t N, int64_t rows, int64_t E, DType dtype) {
   const Tensor& t = op.tensor;
   EMBER_CHECK(t.dim() >= 2 && t.size(-2) == rows && t.size(-1) == E && t.numel() == N * rows * E &&
                   t.dtype() == dtype,
@@ -82,6 +83,11 @@ const T* input_ptr(const FlashOperand& op) {
   return static_cast<const T*>(op.tensor.data_ptr());
 }
 
+template <class T>
+T* output_ptr(const FlashOperand& op) {
+  return static_cast<T*>(op.tensor.data_ptr());
+}
+
 int64_t grid_size(int64_t n, int64_t tiles) {
   EMBER_CHECK(tiles > 0 && n <= INT_MAX / tiles, Error, "scaled_dot_product_attention: ", n, " heads x ", tiles,
               " tiles exceed the CUDA grid limit");
@@ -89,26 +95,27 @@ int64_t grid_size(int64_t n, int64_t tiles) {
 }
 
 template <class T, int D>
-void launch_forward(Tensor& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k, const FlashOperand& v,
-                    int64_t heads, double scale, bool causal, cudaStream_t stream) {
-  const int64_t N = out.size(0), L = out.size(1), S = k.tensor.size(-2);
-  const int E = static_cast<int>(out.size(2));
+void launch_forward(const FlashOperand& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,
+                    const FlashOperand& v, int64_t heads, double scale, bool causal, cudaStream_t stream) {
+  const int64_t N = lse.size(0), L = lse.size(1), S = k.tensor.size(-2);
+  const int E = static_cast<int>(q.tensor.size(-1));
   const int64_t tiles = (L + kBlockM - 1) / kBlockM;
   const int smem = forward_smem_bytes(D, sizeof(T));
   EMBER_CUDA_CHECK(
       cudaFuncSetAttribute(flash_forward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   flash_forward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
-      static_cast<T*>(out.data_ptr()), static_cast<float*>(lse.data_ptr()), input_ptr<T>(q), row_strides(q),
+      output_ptr<T>(out), row_strides(out), static_cast<float*>(lse.data_ptr()), input_ptr<T>(q), row_strides(q),
       input_ptr<T>(k), row_strides(k), input_ptr<T>(v), row_strides(v), heads, L, S, E,
       static_cast<float>(scale) * kLog2e, causal, tiles);
   EMBER_CUDA_KERNEL_CHECK();
 }
 
 template <class T, int D>
-void launch_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const FlashOperand& gout,
+void launch_backward(Tensor& gq_acc, const FlashOperand& gk, const FlashOperand& gv, Tensor& delta,
+                     const FlashOperand& gout,
                      const FlashOperand& q, const FlashOperand& k, const FlashOperand& v, const FlashOperand& out,
                      const Tensor& lse, int64_t heads, double scale, bool causal, cudaStream_t stream) {
-  const int64_t N = gq_acc.size(0), L = gq_acc.size(1), S = gk.size(1);
+  const int64_t N = gq_acc.size(0), L = gq_acc.size(1), S = k.tensor.size(-2);
   const int E = static_cast<int>(gq_acc.size(2));
   const int64_t rows = N * L;
   constexpr int kRowsPerBlock = 8;  // warps of the delta kernel
@@ -124,7 +131,7 @@ void launch_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, cons
   EMBER_CUDA_CHECK(
       cudaFuncSetAttribute(flash_backward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   flash_backward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
-      static_cast<float*>(gq_acc.data_ptr()), static_cast<T*>(gk.data_ptr()), static_cast<T*>(gv.data_ptr()),
+      static_cast<float*>(gq_acc.data_ptr()), output_ptr<T>(gk), row_strides(gk), output_ptr<T>(gv), row_strides(gv),
       input_ptr<T>(q), row_strides(q), input_ptr<T>(k), row_strides(k), input_ptr<T>(v), row_strides(v),
       input_ptr<T>(gout), row_strides(gout), static_cast<const float*>(lse.data_ptr()),
       static_cast<const float*>(delta.data_ptr()), heads, L, S, E, static_cast<float>(scale),
@@ -162,47 +169,50 @@ bool flash_attention_supported(int index, int64_t head_dim) {
   return ctx.props.sharedMemPerBlockOptin >= need;
 }
 
-void flash_attention_forward(Tensor& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,
+void flash_attention_forward(const FlashOperand& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,
                              const FlashOperand& v, int64_t heads, double scale, bool causal) {
-  EMBER_CHECK(heads > 0 && out.dim() == 3 && out.size(0) % heads == 0, Error,
-              "scaled_dot_product_attention: the fused kernel got ", heads, " heads for an output ", out.shape_str(),
+  EMBER_CHECK(heads > 0 && lse.dim() == 2 && lse.size(0) % heads == 0, Error,
+              "scaled_dot_product_attention: the fused kernel got ", heads, " heads for a logsumexp ", lse.shape_str(),
               " (internal error)");
-  const int64_t N = out.size(0), L = out.size(1), E = out.size(2), S = k.tensor.size(-2);
-  check_output(out, "out", N * L * E, out.dtype());
-  check_output(lse, "lse", N * L, DType::Float32);
-  check_input(q, "q", N, L, E, out.dtype());
-  check_input(k, "k", N, S, E, out.dtype());
-  check_input(v, "v", N, S, E, out.dtype());
-  const int index = out.device().index;
+  const int64_t N = lse.size(0), L = lse.size(1), E = q.tensor.size(-1), S = k.tensor.size(-2);
+  const DType dtype = q.tensor.dtype();
+  check_buffer(lse, "lse", N * L, DType::Float32);
+  check_operand(q, "q", N, L, E, dtype);
+  check_operand(k, "k", N, S, E, dtype);
+  check_operand(v, "v", N, S, E, dtype);
+  check_operand(out, "out", N, L, E, dtype);
+  const int index = q.tensor.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);
-  dispatch(out.dtype(), out.size(2), [&](auto tag, auto d) {
+  dispatch(dtype, E, [&](auto tag, auto d) {
     launch_forward<typename decltype(tag)::type, decltype(d)::value>(out, lse, q, k, v, heads, scale, causal,
                                                                     stream);
   });
 }
 
-void flash_attention_backward(Tensor& gq_acc, Tensor& gk, Tensor& gv, Tensor& delta, const FlashOperand& gout,
-                              const FlashOperand& q, const FlashOperand& k, const FlashOperand& v,
-                              const FlashOperand& out, const Tensor& lse, int64_t heads, double scale, bool causal) {
-  EMBER_CHECK(heads > 0 && gq_acc.dim() == 3 && gq_acc.size(0) % heads == 0 && gk.dim() == 3, Error,
+void flash_attention_backward(Tensor& gq_acc, const FlashOperand& gk, const FlashOperand& gv, Tensor& delta,
+                              const FlashOperand& gout, const FlashOperand& q, const FlashOperand& k,
+                              const FlashOperand& v, const FlashOperand& out, const Tensor& lse, int64_t heads,
+                              double scale, bool causal) {
+  EMBER_CHECK(heads > 0 && gq_acc.dim() == 3 && gq_acc.size(0) % heads == 0, Error,
               "scaled_dot_product_attention: the fused backward got ", heads, " heads for a gradient ",
               gq_acc.shape_str(), " (internal error)");
-  const int64_t N = gq_acc.size(0), L = gq_acc.size(1), E = gq_acc.size(2), S = gk.size(1);
-  check_output(gq_acc, "the query gradient buffer", N * L * E, DType::Float32);
-  check_output(gk, "the key gradient", N * S * E, q.tensor.dtype());
-  check_output(gv, "the value gradient", N * S * E, q.tensor.dtype());
-  check_output(delta, "delta", N * L, DType::Float32);
-  check_output(lse, "lse", N * L, DType::Float32);
-  check_input(gout, "grad_out", N, L, E, gk.dtype());
-  check_input(q, "q", N, L, E, gk.dtype());
-  check_input(k, "k", N, S, E, gk.dtype());
-  check_input(v, "v", N, S, E, gk.dtype());
-  check_input(out, "out", N, L, E, gk.dtype());
-  const int index = gk.device().index;
+  const int64_t N = gq_acc.size(0), L = gq_acc.size(1), E = gq_acc.size(2), S = k.tensor.size(-2);
+  const DType dtype = q.tensor.dtype();
+  check_buffer(gq_acc, "the query gradient buffer", N * L * E, DType::Float32);
+  check_buffer(delta, "delta", N * L, DType::Float32);
+  check_buffer(lse, "lse", N * L, DType::Float32);
+  check_operand(gout, "grad_out", N, L, E, dtype);
+  check_operand(q, "q", N, L, E, dtype);
+  check_operand(k, "k", N, S, E, dtype);
+  check_operand(v, "v", N, S, E, dtype);
+  check_operand(out, "out", N, L, E, dtype);
+  check_operand(gk, "the key gradient", N, S, E, dtype);
+  check_operand(gv, "the value gradient", N, S, E, dtype);
+  const int index = q.tensor.device().index;
   DeviceGuard guard(index);
   const cudaStream_t stream = current_cuda_stream(index);
-  dispatch(gk.dtype(), gk.size(2), [&](auto tag, auto d) {
+  dispatch(dtype, E, [&](auto tag, auto d) {
     launch_backward<typename decltype(tag)::type, decltype(d)::value>(gq_acc, gk, gv, delta, gout, q, k, v, out,
                                                                      lse, heads, scale, causal, stream);
   });

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include <ember/autograd/functions/attention.h>
@@ -169,22 +170,30 @@ std::optional<cuda::FlashOperand> readable_operand(const Tensor& t, int64_t cut)
   return op;
 }
 
+// `like`'s dims in memory order, outermost first, the last dim last.
+Dims memory_order(const Tensor& like) {
+  Dims order(static_cast<size_t>(like.dim() - 1));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  order.push_back(like.dim() - 1);
+  return order;
+}
+
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale) {
   const int64_t n = batch_count(q);
   // q, k and v are read where they are (views included) and saved as given,
   // as PyTorch does: no contiguous copies, and the saved views' version
   // counters catch in-place changes before the backward.
   const FlashOperands in = flash_operands({q, k, v});
-  Tensor out = empty(q.shape(), q.dtype(), q.device());  // [..., L, E] is [N, L, E] in memory
-  Tensor out_rows = out.view({n, q.size(-2), q.size(-1)});
+  const cuda::FlashOperand out = flash_output(q, q.dtype(), in.cut);
   Tensor lse = empty({n, q.size(-2)}, DType::Float32, q.device());
-  cuda::flash_attention_forward(out_rows, lse, in.operands[0], in.operands[1], in.operands[2], in.heads, scale,
+  cuda::flash_attention_forward(out, lse, in.operands[0], in.operands[1], in.operands[2], in.heads, scale,
                                 is_causal);
   if (autograd::any_requires_grad({q, k, v})) {
-    autograd::record("ScaledDotProductFlashAttentionBackward0", {q, k, v}, {out}, {q, k, v, out, lse},
+    autograd::record("ScaledDotProductFlashAttentionBackward0", {q, k, v}, {out.tensor}, {q, k, v, out.tensor, lse},
                      autograd::functions::scaled_dot_product_flash_attention_backward(scale, is_causal));
   }
-  return out;
+  return out.tensor;
 }
 
 }  // namespace
@@ -208,6 +217,7 @@ FlashOperands flash_operands(const std::vector<Tensor>& inputs) {
     }
   }
   FlashOperands result;
+  result.cut = best_cut;
   for (int64_t d = best_cut; d < batch_dims; ++d) result.heads *= inputs[0].size(d);
   for (const Tensor& t : inputs) {
     Tensor data = t.detach();
@@ -224,6 +234,31 @@ FlashOperands flash_operands(const std::vector<Tensor>& inputs) {
     result.operands.push_back(*op);
   }
   return result;
+}
+
+cuda::FlashOperand flash_output(const Tensor& like, DType dtype, int64_t cut) {
+  bool broadcast = false;
+  for (int64_t d = 0; d < like.dim(); ++d) broadcast = broadcast || (like.size(d) > 1 && like.stride(d) == 0);
+  if (!broadcast) {
+    const Dims order = memory_order(like);
+    Shape shape;
+    Dims back(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      shape.push_back(like.size(order[i]));
+      back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+    }
+    Tensor t = permute(empty(shape, dtype, like.device()), back);
+    if (std::optional<cuda::FlashOperand> op = readable_operand(t, cut)) {
+      op->tensor = t;
+      return *op;
+    }
+  }
+  Tensor t = empty(like.shape(), dtype, like.device());
+  std::optional<cuda::FlashOperand> op = readable_operand(t, cut);
+  EMBER_CHECK(op.has_value(), Error, kOp, ": the fused kernel cannot write a contiguous ", t.shape_str(),
+              " output (internal error)");
+  op->tensor = t;
+  return *op;
 }
 
 void set_flash_sdp_enabled(bool enabled) { flash_enabled = enabled; }
@@ -286,16 +321,18 @@ std::vector<Tensor> scaled_dot_product_flash_attention_backward(const Tensor& gr
                                                                 double scale, bool is_causal) {
   EMBER_CHECK(grad_out.shape() == out.shape() && out.shape() == query.shape(), Error, kOp,
               ": flash backward: grad_out ", grad_out.shape_str(), " does not match the output ", out.shape_str());
-  const int64_t n = batch_count(query), L = query.size(-2), S = key.size(-2), E = query.size(-1);
+  const int64_t n = batch_count(query), L = query.size(-2), E = query.size(-1);
   // grad_out usually arrives strided (from y.transpose(1, 2).contiguous().view(B, T, C)): read in place too.
   const FlashOperands in = flash_operands({grad_out.to(query.dtype()), query, key, value, out});
+  // The gradients laid out like their inputs (GPT-2's then reshape to [B, T, C] without copies).
+  const cuda::FlashOperand gk = flash_output(key, key.dtype(), in.cut), gv = flash_output(value, value.dtype(), in.cut);
   Tensor gq_acc = zeros({n, L, E}, DType::Float32, query.device());
-  Tensor gk = empty({n, S, E}, key.dtype(), key.device());
-  Tensor gv = empty({n, S, E}, value.dtype(), value.device());
   Tensor delta = empty({n, L}, DType::Float32, query.device());
   cuda::flash_attention_backward(gq_acc, gk, gv, delta, in.operands[0], in.operands[1], in.operands[2],
                                  in.operands[3], in.operands[4], logsumexp.contiguous(), in.heads, scale, is_causal);
-  return {gq_acc.to(query.dtype()).view(query.shape()), gk.view(key.shape()), gv.view(value.shape())};
+  Tensor gq = flash_output(query, query.dtype(), in.cut).tensor;
+  gq.copy_(gq_acc.view(query.shape()));  // the float32 sums rounded to query's dtype
+  return {gq, gk.tensor, gv.tensor};
 }
 
 }  // namespace ember

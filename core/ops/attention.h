@@ -54,11 +54,19 @@ std::vector<Tensor> scaled_dot_product_flash_attention_backward(const Tensor& gr
 // copied contiguous (copied[i] says which). GPT-2's q, k, v ([B, H, T, D]
 // views of one [B, T, 3C] projection) and its output gradient are read in place.
 struct FlashOperands {
-  int64_t heads = 1;
+  int64_t heads = 1, cut = 0;
   std::vector<cuda::FlashOperand> operands;
   std::vector<bool> copied;
 };
 FlashOperands flash_operands(const std::vector<Tensor>& inputs);
+
+// A new tensor for a kernel output shaped like `like` (an input with batch
+// dims cut at `cut`), its memory in like's stride order, as PyTorch lays out
+// its flash attention's output and gradients: for GPT-2's q ([B, H, T, D] over
+// [B, T, H, D] memory) the output's transpose(1, 2) is contiguous, so the
+// model's reshape to [B, T, C] copies nothing. Contiguous when like has
+// broadcast (stride 0) dims or that order cannot be addressed at the cut.
+cuda::FlashOperand flash_output(const Tensor& like, DType dtype, int64_t cut);
 
 // PyTorch's torch.backends.cuda.enable_flash_sdp / enable_math_sdp: one
 // setting each for the process (default on). With the math path off, inputs

@@ -135,7 +135,7 @@ __device__ void load_tile(T* dst, const T* src, int64_t ld, int64_t row0, int64_
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
-    flash_forward_kernel(T* out, float* lse, const T* q, RowStrides qs, const T* k, RowStrides ks, const T* v,
+    flash_forward_kernel(T* out, RowStrides os, float* lse, const T* q, RowStrides qs, const T* k, RowStrides ks, const T* v,
                          RowStrides vs, int64_t heads, int64_t L, int64_t S, int E, float scale_log2, bool causal,
                          int64_t q_tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(kThreads)
 
   if (row < L) {
     const float inv = l > 0.f ? 1.f / l : 0.f;
-    T* orow = out + (n * L + row) * E;
+    T* orow = out + slice_offset(os, n, heads) + row * os.row;
 #pragma unroll
     for (int i = 0; i < kOut; ++i) {
       const int col = half * kOut + i;
@@ -279,9 +279,9 @@ __global__ void flash_delta_kernel(float* delta, const T* gout, RowStrides gs, c
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
-    flash_backward_kernel(float* gq_acc, T* gk, T* gv, const T* q, RowStrides qs, const T* k, RowStrides ks,
-                          const T* v, RowStrides vs, const T* gout, RowStrides gs, const float* lse,
-                          const float* delta, int64_t heads, int64_t L, int64_t S, int E, float scale,
+    flash_backward_kernel(float* gq_acc, T* gk, RowStrides gks, T* gv, RowStrides gvs, const T* q,
+                          RowStrides qs, const T* k, RowStrides ks, const T* v, RowStrides vs, const T* gout,
+                          RowStrides gs, const float* lse, const float* delta, int64_t heads, int64_t L, int64_t S, int E, float scale,
                           float scale_log2, bool causal, int64_t kv_tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int ldh = D + kPad;        // K, V, Q, dO tiles
@@ -399,18 +399,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // dK (times scale) and dV of the warp's keys, through the scratch.
+  const int64_t key_row = key < S ? key : 0;  // rows past S are not written
+  T* gk_row = gk + slice_offset(gks, n, heads) + key_row * gks.row;
+  T* gv_row = gv + slice_offset(gvs, n, heads) + key_row * gvs.row;
 #pragma unroll
   for (int cb = 0; cb < D / 16; ++cb) {
 #pragma unroll
     for (int which = 0; which < 2; ++which) {
       wmma::store_matrix_sync(f_w, which == 0 ? dk[cb] : dv[cb], ldf, wmma::mem_row_major);
       __syncwarp();
-      T* dst = which == 0 ? gk : gv;
+      T* dst = which == 0 ? gk_row : gv_row;
       const float mult = which == 0 ? scale : 1.f;
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
         const int col = cb * 16 + half * 8 + t;
-        if (key < S && col < E) store(dst, (n * S + key) * E + col, mult * f_w[r * ldf + half * 8 + t]);
+        if (key < S && col < E) store(dst, col, mult * f_w[r * ldf + half * 8 + t]);
       }
       __syncwarp();
     }

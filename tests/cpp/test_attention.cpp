@@ -207,3 +207,37 @@ TEST_CASE("flash_operands: misaligned rows and a strided last dim are copied", "
   REQUIRE(copied.copied[0]);
   REQUIRE(to_vector(copied.operands[0].tensor) == to_vector(src));
 }
+
+TEST_CASE("flash_output: outputs follow their input's memory order", "[attention][flash_layout]") {
+  const int64_t B = 2, T = 5, H = 3, D = 8, C = H * D;
+  const Tensor qkv = empty({B, T, 3 * C}, DType::BFloat16, kCPU);
+  const Tensor q = transpose(view(narrow(qkv, 2, 0, C), {B, T, H, D}), 1, 2);
+  const FlashOperands in = flash_operands({q});
+  // GPT-2's q: the output's memory is [B, T, H, D], so y.transpose(1, 2) is contiguous.
+  const cuda::FlashOperand out = flash_output(q, DType::BFloat16, in.cut);
+  REQUIRE(out.tensor.shape() == q.shape());
+  REQUIRE(transpose(out.tensor, 1, 2).is_contiguous());
+  require_strides(out, T * C, D, C);
+  // A contiguous input gives a contiguous output; float32 is allowed for the dtype.
+  const Tensor plain = empty({B, H, T, D}, DType::BFloat16, kCPU);
+  const cuda::FlashOperand plain_out = flash_output(plain, DType::Float32, flash_operands({plain}).cut);
+  REQUIRE(plain_out.tensor.is_contiguous());
+  REQUIRE(plain_out.tensor.dtype() == DType::Float32);
+  // Heads outside the batch: the same order, [H, B, T, D] in memory.
+  const Tensor heads_outer = transpose(empty({H, B, T, D}, DType::Float16, kCPU), 0, 1);
+  const cuda::FlashOperand ho = flash_output(heads_outer, DType::Float16, flash_operands({heads_outer}).cut);
+  REQUIRE(transpose(ho.tensor, 0, 1).is_contiguous());
+  require_strides(ho, T * D, B * T * D, D);
+  // A broadcast key: a contiguous output (no two elements may share an address).
+  const Tensor shared_head = expand(empty({B, 1, T, D}, DType::BFloat16, kCPU), {B, H, T, D});
+  const cuda::FlashOperand sh = flash_output(shared_head, DType::BFloat16, flash_operands({shared_head}).cut);
+  REQUIRE(sh.tensor.is_contiguous());
+  REQUIRE(sh.head_stride == T * D);
+  // An order the cut cannot address falls back to contiguous: [A, B, H] over [A, H, B] memory with the
+  // batch dims cut after A for another input, so (B, H) must merge.
+  const int64_t A = 2;
+  const Tensor scrambled = permute(empty({A, H, B, T, D}, DType::Float16, kCPU), {0, 2, 1, 3, 4});
+  const cuda::FlashOperand sc = flash_output(scrambled, DType::Float16, 1);
+  REQUIRE(sc.tensor.is_contiguous());
+  require_strides(sc, B * H * T * D, T * D, D);
+}

@@ -3,9 +3,9 @@
 // float64 reference: forward
 // output and logsumexp, and the three gradients, for causal and non-causal
 // attention, L == S, L > S, L < S, lengths that are not multiples of the
-// 64-row tiles, head sizes padded to 32, 64 and 128, and inputs read in place
-// from strided layouts (GPT-2's split projection, heads outside the batch,
-// strides that do not merge, a head broadcast). This checks the
+// 64-row tiles, head sizes padded to 32, 64 and 128, and inputs read (outputs
+// written) in place in strided layouts (GPT-2's split projection, heads outside
+// the batch, strides that do not merge, a head broadcast). This checks the
 // kernels' tiling, masking, padding and synchronisation where no GPU is
 // available; the GPU itself is tested by tests/python/test_cuda_attention.py.
 #include "catch.h"
@@ -86,15 +86,18 @@ Placement place(Layout layout, int part, int64_t B, int64_t H, int64_t rows, int
 
 struct Layouts {
   Layout q = Layout::Contiguous, k = Layout::Contiguous, v = Layout::Contiguous, go = Layout::Contiguous;
+  Layout out = Layout::Contiguous, gk = Layout::Contiguous, gv = Layout::Contiguous;  // outputs
 };
 
-// An input of the kernels: its buffer (elements outside the operand are NaN,
-// so reading one fails the comparison) and where the operand lies in it.
+// An input or output of the kernels: its buffer (elements outside the operand
+// are NaN, so reading one fails the comparison; an output's elements start as
+// NaN too, so one never written fails it) and where the operand lies in it.
 template <class T>
 struct Operand {
   std::vector<T> buffer;
   Placement at;
   const T* data() const { return buffer.data() + at.offset; }
+  T* data() { return buffer.data() + at.offset; }
   int64_t index(int64_t n, int64_t H, int64_t i, int e) const {
     return at.offset + (n / H) * at.strides.batch + (n % H) * at.strides.head + i * at.strides.row + e;
   }
@@ -117,27 +120,31 @@ Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, 
     return op;
   };
   const auto q = make(lay.q, 0, L), k = make(lay.k, 1, S), v = make(lay.v, 2, S), go = make(lay.go, 0, L);
+  auto make_output = [&](Layout layout, int part, int64_t rows) {
+    Operand<T> op{{}, place(layout, part, B, H, rows, E)};
+    op.buffer.assign(static_cast<size_t>(op.at.size), from_float<T>(NAN));
+    return op;
+  };
+  auto out = make_output(lay.out, 0, L), gk = make_output(lay.gk, 1, S), gv = make_output(lay.gv, 2, S);
   const double scale = 1.3 / std::sqrt(static_cast<double>(E));
-  // Outputs start as NaN: an element the kernels never write fails the comparison.
-  std::vector<T> out(N * L * E, from_float<T>(NAN)), gk(N * S * E, from_float<T>(NAN)), gv(N * S * E, from_float<T>(NAN));
   std::vector<float> lse(N * L, NAN), delta(N * L, NAN), gq(N * L * E, 0.f);  // gq: zero-filled by the caller
-  const RowStrides out_strides{H * L * E, L * E, E};
   const int64_t q_tiles = (L + kBlockM - 1) / kBlockM, kv_tiles = (S + kBlockN - 1) / kBlockN;
   launch(static_cast<unsigned>(N * q_tiles), kThreads, forward_smem_bytes(D, 2), [&] {
-    flash_forward_kernel<T, D>(out.data(), lse.data(), q.data(), q.at.strides, k.data(), k.at.strides, v.data(),
-                               v.at.strides, H, L, S, E, static_cast<float>(scale) * kLog2e, causal, q_tiles);
+    flash_forward_kernel<T, D>(out.data(), out.at.strides, lse.data(), q.data(), q.at.strides, k.data(),
+                               k.at.strides, v.data(), v.at.strides, H, L, S, E, static_cast<float>(scale) * kLog2e,
+                               causal, q_tiles);
   });
   launch(static_cast<unsigned>((N * L + 7) / 8), 256, 0, [&] {
-    flash_delta_kernel<T>(delta.data(), go.data(), go.at.strides, out.data(), out_strides, H, L, N * L, E);
+    flash_delta_kernel<T>(delta.data(), go.data(), go.at.strides, out.data(), out.at.strides, H, L, N * L, E);
   });
   launch(static_cast<unsigned>(N * kv_tiles), kThreads, backward_smem_bytes(D, 2), [&] {
-    flash_backward_kernel<T, D>(gq.data(), gk.data(), gv.data(), q.data(), q.at.strides, k.data(), k.at.strides,
-                                v.data(), v.at.strides, go.data(), go.at.strides, lse.data(), delta.data(), H, L, S,
-                                E, static_cast<float>(scale), static_cast<float>(scale) * kLog2e, causal, kv_tiles);
+    flash_backward_kernel<T, D>(gq.data(), gk.data(), gk.at.strides, gv.data(), gv.at.strides, q.data(),
+                                q.at.strides, k.data(), k.at.strides, v.data(), v.at.strides, go.data(),
+                                go.at.strides, lse.data(), delta.data(), H, L, S, E, static_cast<float>(scale),
+                                static_cast<float>(scale) * kLog2e, causal, kv_tiles);
   });
 
   // float64 reference on the same 16-bit inputs.
-  auto f = [](const std::vector<T>& a, int64_t i) { return static_cast<double>(to_float(a[i])); };
   Errors err;
   std::vector<double> rq(N * L * E, 0.0), rk(N * S * E, 0.0), rv(N * S * E, 0.0);
   for (int64_t n = 0; n < N; ++n) {
@@ -159,7 +166,7 @@ Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, 
       for (int e = 0; e < E; ++e) {
         double o = 0;
         for (int64_t j = 0; j < S; ++j) o += P[i * S + j] * v(n, H, j, e);
-        worst(err.out, std::fabs(o - f(out, (n * L + i) * E + e)));
+        worst(err.out, std::fabs(o - out(n, H, i, e)));
         err.out_max = std::max(err.out_max, std::fabs(o));
         d += o * go(n, H, i, e);
       }
@@ -181,12 +188,15 @@ Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, 
     worst(err.dq, std::fabs(rq[i] - gq[i]));
     err.dq_max = std::max(err.dq_max, std::fabs(rq[i]));
   }
-  for (size_t i = 0; i < rk.size(); ++i) {
-    worst(err.dk, std::fabs(rk[i] - to_float(gk[i])));
-    err.dk_max = std::max(err.dk_max, std::fabs(rk[i]));
-    worst(err.dv, std::fabs(rv[i] - to_float(gv[i])));
-    err.dv_max = std::max(err.dv_max, std::fabs(rv[i]));
-  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < S; ++j)
+      for (int e = 0; e < E; ++e) {
+        const size_t i = static_cast<size_t>((n * S + j) * E + e);
+        worst(err.dk, std::fabs(rk[i] - gk(n, H, j, e)));
+        err.dk_max = std::max(err.dk_max, std::fabs(rk[i]));
+        worst(err.dv, std::fabs(rv[i] - gv(n, H, j, e)));
+        err.dv_max = std::max(err.dv_max, std::fabs(rv[i]));
+      }
   return err;
 }
 
@@ -205,7 +215,8 @@ void check(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, Toler
   INFO("B " << B << " H " << H << " L " << L << " S " << S << " E " << E << " causal " << causal
             << (std::is_same_v<T, F16> ? " float16" : " bfloat16") << " layouts q " << static_cast<int>(lay.q)
             << " k " << static_cast<int>(lay.k) << " v " << static_cast<int>(lay.v) << " grad_out "
-            << static_cast<int>(lay.go));
+            << static_cast<int>(lay.go) << " out " << static_cast<int>(lay.out) << " gk " << static_cast<int>(lay.gk)
+            << " gv " << static_cast<int>(lay.gv));
   const unsigned seed = static_cast<unsigned>(B * H * 1000 + L * 10 + S + E);
   const Errors e = E <= 32   ? run_case<T, 32>(B, H, L, S, E, causal, seed, lay)
                    : E <= 64 ? run_case<T, 64>(B, H, L, S, E, causal, seed, lay)
@@ -219,10 +230,16 @@ void check(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, Toler
 }
 
 // GPT-2's attention inputs: q, k, v thirds of one projection, grad_out from the transposed output.
-constexpr Layouts kGpt{Layout::Gpt, Layout::Gpt, Layout::Gpt, Layout::GptGrad};
-constexpr Layouts kHeadsOuter{Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter};
-constexpr Layouts kPadded{Layout::Padded, Layout::Padded, Layout::Padded, Layout::Padded};
-constexpr Layouts kMixed{Layout::Gpt, Layout::Broadcast, Layout::Padded, Layout::HeadsOuter};
+// Outputs as the front-end lays them out: in their inputs' memory order ([B, T, H, E] for GPT-2's).
+constexpr Layouts kGpt{Layout::Gpt,     Layout::Gpt,     Layout::Gpt,    Layout::GptGrad,
+                       Layout::GptGrad, Layout::GptGrad, Layout::GptGrad};
+constexpr Layouts kHeadsOuter{Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter,
+                              Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter};
+// Outputs with gaps (not what the front-end makes, but addressed the same way).
+constexpr Layouts kPadded{Layout::Padded, Layout::Padded, Layout::Padded, Layout::Padded,
+                          Layout::Padded, Layout::Padded, Layout::Padded};
+constexpr Layouts kMixed{Layout::Gpt,     Layout::Broadcast,  Layout::Padded,    Layout::HeadsOuter,
+                         Layout::GptGrad, Layout::HeadsOuter, Layout::Contiguous};
 
 }  // namespace
 

@@ -247,6 +247,8 @@ def test_gpt_layout_matches_contiguous_inputs_and_the_cpu(dtype, causal):
     assert q.stride() == (T * 3 * C, D, 3 * C, 1)
     y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     assert y.grad_fn.name() == FLASH
+    # Laid out like q, as PyTorch's: [B, T, H, D] in memory, so the model's reshape is free.
+    assert y.transpose(1, 2).is_contiguous()
     y.transpose(1, 2).contiguous().view(B, T, C).backward(y_grad)
     grads = gpt_views(qkv.grad, H)  # dq, dk, dv as [B, H, T, D]
     # grad_out as the fused backward received it: strided like y_grad's view.
@@ -284,6 +286,7 @@ def check_layouts(q, k, v, g, dtype, causal, in_place):
     close(out, cpu_out, TOL[dtype], "output vs CPU float64")
     for name, got, want in zip("qkv", grads, cpu_grads):
         close(got, want, 2 * TOL[dtype], f"d{name} vs CPU float64")
+    return out, grads
 
 
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
@@ -298,7 +301,11 @@ def test_other_strided_layouts_are_read_in_place(dtype, causal):
         # Rows padded to 48 elements; one value head broadcast over the heads (stride 0).
         (make((B, 1, S, 48), 3, dtype).cuda(), lambda t: t[..., :E].expand(B, H, S, E)))
     g = make((B, L, H, E), 4, dtype).cuda().transpose(1, 2)
-    check_layouts(q, k, v, g, dtype, causal, in_place=True)
+    out, (dq, dk, dv) = check_layouts(q, k, v, g, dtype, causal, in_place=True)
+    # The output and dq in q's memory order ([H, B, L, E]); dk dense in k's order; dv contiguous (v is
+    # broadcast: its gradient may not share addresses).
+    assert out.stride() == q.stride() and dq.stride() == q.stride()
+    assert dk.is_contiguous() and dv.is_contiguous()
 
 
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
@@ -346,6 +353,10 @@ def test_gpt_layout_makes_no_copies():
     assert y.grad_fn.name() == FLASH
     # Copies of q, k and v would add 3 * out_bytes.
     assert ember.cuda.max_memory_allocated() - before <= out_bytes + lse_bytes + mib
+    # The output's memory is [B, T, H, D]: the model's reshape back to [B, T, C] is a view.
+    allocated = ember.cuda.memory_allocated()
+    flat = y.transpose(1, 2).reshape(B, T, C)
+    assert flat.data_ptr() == y.data_ptr() and ember.cuda.memory_allocated() == allocated
     after_forward = ember.cuda.memory_allocated()
     ember.cuda.reset_peak_memory_stats()
     grads = ember.autograd.grad([y], [q, k, v], [g])  # the fused node alone
@@ -355,3 +366,5 @@ def test_gpt_layout_makes_no_copies():
     peak = ember.cuda.max_memory_allocated() - after_forward
     assert peak <= 5 * out_bytes + lse_bytes + mib, f"backward peak {peak / mib:.1f} MiB"
     assert [t.shape for t in grads] == [q.shape, k.shape, v.shape]
+    # Laid out like q, k, v: their view(B, T, C) in the model's backward copies nothing.
+    assert all(t.transpose(1, 2).is_contiguous() for t in grads)
