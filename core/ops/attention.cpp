@@ -3,9 +3,12 @@
 // (a composition of ember ops), and the fused path's autograd node.
 #include <ember/core/ops/attention.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <optional>
 
 #include <ember/autograd/functions/attention.h>
 #include <ember/autograd/node.h>
@@ -123,34 +126,140 @@ Tensor math_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in
   return out.to(dtype);
 }
 
-// A contiguous [N, rows, E] view of t for the kernels, 16-byte aligned.
-Tensor flash_operand(const Tensor& t, int64_t n) {
-  Tensor c = t.detach().contiguous();
-  if (reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 != 0) c = c.clone();
-  return c.view({n, t.size(-2), t.size(-1)});
-}
-
 int64_t batch_count(const Tensor& t) {
   int64_t n = 1;
   for (int64_t i = 0; i + 2 < t.dim(); ++i) n *= t.size(i);
   return n;
 }
 
+// The stride of t's dims [begin, end) merged into one dim, or nothing when
+// they do not merge (size-1 dims are skipped: their strides never matter;
+// broadcast dims of stride 0 merge with each other).
+std::optional<int64_t> merged_stride(const Tensor& t, int64_t begin, int64_t end) {
+  int64_t stride = 0, span = 0;  // of the dims merged so far, innermost first; span 0: none yet
+  for (int64_t d = end - 1; d >= begin; --d) {
+    if (t.size(d) == 1) continue;
+    if (span == 0) {
+      stride = t.stride(d);
+      span = t.size(d);
+    } else if (t.stride(d) == stride * span) {
+      span *= t.size(d);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return stride;
+}
+
+// The strides the kernels read t with when its batch dims are cut before dim
+// `cut` (the operand's tensor left unset), or nothing when they cannot. Misaligned rows are refused rather than read with
+// narrower loads: the kernels stage every tile with 16-byte loads, and a
+// second, scalar staging path would cost another template instantiation (or a
+// branch in the innermost loop) for layouts that only odd slicing produces;
+// one copy of such an input is cheaper than the slower kernel it would need.
+std::optional<cuda::FlashOperand> readable_operand(const Tensor& t, int64_t cut) {
+  const int64_t batch_dims = t.dim() - 2;
+  if (t.stride(-1) != 1 && t.size(-1) != 1) return std::nullopt;
+  const std::optional<int64_t> outer = merged_stride(t, 0, cut), inner = merged_stride(t, cut, batch_dims);
+  if (!outer || !inner) return std::nullopt;
+  cuda::FlashOperand op{Tensor(), *outer, *inner, t.size(-2) == 1 ? 0 : t.stride(-2)};
+  const int64_t bytes = static_cast<int64_t>(t.element_size());
+  bool aligned = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+  for (int64_t stride : {op.batch_stride, op.head_stride, op.row_stride}) aligned = aligned && stride * bytes % 16 == 0;
+  if (!aligned) return std::nullopt;
+  return op;
+}
+
+// `like`'s dims in memory order, outermost first, the last dim last.
+Dims memory_order(const Tensor& like) {
+  Dims order(static_cast<size_t>(like.dim() - 1));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  order.push_back(like.dim() - 1);
+  return order;
+}
+
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale) {
   const int64_t n = batch_count(q);
-  const Tensor qc = flash_operand(q, n), kc = flash_operand(k, n), vc = flash_operand(v, n);
-  Tensor out = empty(q.shape(), q.dtype(), q.device());  // [..., L, E] is [N, L, E] in memory
-  Tensor out_rows = out.view(qc.shape());
+  // q, k and v are read where they are (views included) and saved as given,
+  // as PyTorch does: no contiguous copies, and the saved views' version
+  // counters catch in-place changes before the backward.
+  const FlashOperands in = flash_operands({q, k, v});
+  const cuda::FlashOperand out = flash_output(q, q.dtype(), in.cut);
   Tensor lse = empty({n, q.size(-2)}, DType::Float32, q.device());
-  cuda::flash_attention_forward(out_rows, lse, qc, kc, vc, scale, is_causal);
+  cuda::flash_attention_forward(out, lse, in.operands[0], in.operands[1], in.operands[2], in.heads, scale,
+                                is_causal);
   if (autograd::any_requires_grad({q, k, v})) {
-    autograd::record("ScaledDotProductFlashAttentionBackward0", {q, k, v}, {out}, {q, k, v, out, lse},
+    autograd::record("ScaledDotProductFlashAttentionBackward0", {q, k, v}, {out.tensor}, {q, k, v, out.tensor, lse},
                      autograd::functions::scaled_dot_product_flash_attention_backward(scale, is_causal));
   }
-  return out;
+  return out.tensor;
 }
 
 }  // namespace
+
+FlashOperands flash_operands(const std::vector<Tensor>& inputs) {
+  EMBER_CHECK(!inputs.empty(), Error, kOp, ": flash_operands needs inputs (internal error)");
+  const int64_t batch_dims = inputs[0].dim() - 2;
+  for (const Tensor& t : inputs)
+    EMBER_CHECK(t.dim() == batch_dims + 2 && std::equal(t.shape().begin(), t.shape().end() - 2,
+                                                        inputs[0].shape().begin()),
+                Error, kOp, ": the fused kernel's inputs must share their batch dims, got ", inputs[0].shape_str(),
+                " and ", t.shape_str(), " (internal error)");
+  int64_t best_cut = 0;
+  size_t best_unreadable = inputs.size() + 1;
+  for (int64_t cut = 0; cut <= batch_dims; ++cut) {
+    size_t unreadable = 0;
+    for (const Tensor& t : inputs) unreadable += readable_operand(t, cut) ? 0 : 1;
+    if (unreadable < best_unreadable) {
+      best_cut = cut;
+      best_unreadable = unreadable;
+    }
+  }
+  FlashOperands result;
+  result.cut = best_cut;
+  for (int64_t d = best_cut; d < batch_dims; ++d) result.heads *= inputs[0].size(d);
+  for (const Tensor& t : inputs) {
+    Tensor data = t.detach();
+    std::optional<cuda::FlashOperand> op = readable_operand(data, best_cut);
+    result.copied.push_back(!op);
+    if (!op) {  // a fresh contiguous copy is readable at any cut (its allocation is aligned)
+      data = data.contiguous();
+      if (reinterpret_cast<uintptr_t>(data.data_ptr()) % 16 != 0) data = data.clone();  // an offset contiguous view
+      op = readable_operand(data, best_cut);
+      EMBER_CHECK(op.has_value(), Error, kOp, ": the fused kernel cannot read a contiguous ", data.shape_str(),
+                  " copy (internal error)");
+    }
+    op->tensor = data;
+    result.operands.push_back(*op);
+  }
+  return result;
+}
+
+cuda::FlashOperand flash_output(const Tensor& like, DType dtype, int64_t cut) {
+  bool broadcast = false;
+  for (int64_t d = 0; d < like.dim(); ++d) broadcast = broadcast || (like.size(d) > 1 && like.stride(d) == 0);
+  if (!broadcast) {
+    const Dims order = memory_order(like);
+    Shape shape;
+    Dims back(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      shape.push_back(like.size(order[i]));
+      back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+    }
+    Tensor t = permute(empty(shape, dtype, like.device()), back);
+    if (std::optional<cuda::FlashOperand> op = readable_operand(t, cut)) {
+      op->tensor = t;
+      return *op;
+    }
+  }
+  Tensor t = empty(like.shape(), dtype, like.device());
+  std::optional<cuda::FlashOperand> op = readable_operand(t, cut);
+  EMBER_CHECK(op.has_value(), Error, kOp, ": the fused kernel cannot write a contiguous ", t.shape_str(),
+              " output (internal error)");
+  op->tensor = t;
+  return *op;
+}
 
 void set_flash_sdp_enabled(bool enabled) { flash_enabled = enabled; }
 bool flash_sdp_enabled() { return flash_enabled; }
@@ -212,18 +321,18 @@ std::vector<Tensor> scaled_dot_product_flash_attention_backward(const Tensor& gr
                                                                 double scale, bool is_causal) {
   EMBER_CHECK(grad_out.shape() == out.shape() && out.shape() == query.shape(), Error, kOp,
               ": flash backward: grad_out ", grad_out.shape_str(), " does not match the output ", out.shape_str());
-  const int64_t n = batch_count(query);
-  const Tensor g = flash_operand(grad_out.to(query.dtype()), n);
-  const Tensor qc = flash_operand(query, n), kc = flash_operand(key, n), vc = flash_operand(value, n);
-  const Tensor oc = flash_operand(out, n);
-  Tensor gq_acc = zeros(query.shape(), DType::Float32, query.device());
-  Tensor gk = empty(key.shape(), key.dtype(), key.device());
-  Tensor gv = empty(value.shape(), value.dtype(), value.device());
-  Tensor gq_rows = gq_acc.view(qc.shape()), gk_rows = gk.view(kc.shape()), gv_rows = gv.view(vc.shape());
-  Tensor delta = empty({n, query.size(-2)}, DType::Float32, query.device());
-  cuda::flash_attention_backward(gq_rows, gk_rows, gv_rows, delta, g, qc, kc, vc, oc, logsumexp.contiguous(), scale,
-                                 is_causal);
-  return {gq_acc.to(query.dtype()), gk, gv};
+  const int64_t n = batch_count(query), L = query.size(-2), E = query.size(-1);
+  // grad_out usually arrives strided (from y.transpose(1, 2).contiguous().view(B, T, C)): read in place too.
+  const FlashOperands in = flash_operands({grad_out.to(query.dtype()), query, key, value, out});
+  // The gradients laid out like their inputs (GPT-2's then reshape to [B, T, C] without copies).
+  const cuda::FlashOperand gk = flash_output(key, key.dtype(), in.cut), gv = flash_output(value, value.dtype(), in.cut);
+  Tensor gq_acc = zeros({n, L, E}, DType::Float32, query.device());
+  Tensor delta = empty({n, L}, DType::Float32, query.device());
+  cuda::flash_attention_backward(gq_acc, gk, gv, delta, in.operands[0], in.operands[1], in.operands[2],
+                                 in.operands[3], in.operands[4], logsumexp.contiguous(), in.heads, scale, is_causal);
+  Tensor gq = flash_output(query, query.dtype(), in.cut).tensor;
+  gq.copy_(gq_acc.view(query.shape()));  // the float32 sums rounded to query's dtype
+  return {gq, gk.tensor, gv.tensor};
 }
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <ember/core/tensor.h>
+#include <ember/cuda/attention.h>
 
 namespace ember {
 
@@ -41,6 +42,31 @@ std::vector<Tensor> scaled_dot_product_flash_attention_backward(const Tensor& gr
                                                                 const Tensor& key, const Tensor& value,
                                                                 const Tensor& out, const Tensor& logsumexp,
                                                                 double scale, bool is_causal);
+
+// How the fused kernels read `inputs` (tensors [..., rows, E] with the same
+// batch dims, e.g. q, k, v): the batch dims are cut at one place into an outer
+// group (batch) and an inner one (heads, the returned count), each group
+// merged into one stride; the kernels find slice n's rows at
+// (n / heads) * batch_stride + (n % heads) * head_stride. The cut is the one
+// that leaves the fewest inputs unreadable; an input is read in place when
+// both its groups merge, its last dim is contiguous and its rows are 16-byte
+// aligned (data pointer and every stride a multiple of 16 bytes), else it is
+// copied contiguous (copied[i] says which). GPT-2's q, k, v ([B, H, T, D]
+// views of one [B, T, 3C] projection) and its output gradient are read in place.
+struct FlashOperands {
+  int64_t heads = 1, cut = 0;
+  std::vector<cuda::FlashOperand> operands;
+  std::vector<bool> copied;
+};
+FlashOperands flash_operands(const std::vector<Tensor>& inputs);
+
+// A new tensor for a kernel output shaped like `like` (an input with batch
+// dims cut at `cut`), its memory in like's stride order, as PyTorch lays out
+// its flash attention's output and gradients: for GPT-2's q ([B, H, T, D] over
+// [B, T, H, D] memory) the output's transpose(1, 2) is contiguous, so the
+// model's reshape to [B, T, C] copies nothing. Contiguous when like has
+// broadcast (stride 0) dims or that order cannot be addressed at the cut.
+cuda::FlashOperand flash_output(const Tensor& like, DType dtype, int64_t cut);
 
 // PyTorch's torch.backends.cuda.enable_flash_sdp / enable_math_sdp: one
 // setting each for the process (default on). With the math path off, inputs

@@ -99,16 +99,34 @@ __device__ void warp_accumulate_times_tile(const T* a, int lda, const T* tile, i
   }
 }
 
-// Rows [row0, row0 + 64) of a [rows, E] matrix into a [64, D + kPad] shared
-// tile, 16 bytes (8 elements) per access; rows past `rows` and columns past E
-// are zeros. E is a multiple of 8 and src 16-byte aligned (checked by the host).
+// Where an input's rows are, in elements: row i of slice n (the n-th of the
+// N = batch * heads [rows, E] matrices) starts at (n / heads) * batch +
+// (n % heads) * head + i * row; the last dim is contiguous. This covers
+// contiguous [N, rows, E] tensors and views such as GPT-2's q, k and v cut from
+// one [B, T, 3C] projection and transposed to [B, H, T, D]: strides
+// (T * 3C, D, 3C, 1), read in place instead of copied. The host guarantees
+// 16-byte aligned rows (base and every stride * element size multiples of 16);
+// other layouts are copied first (core/ops/attention.cpp's flash_operands says
+// why rather than a scalar-load path here).
+struct RowStrides {
+  int64_t batch, head, row;
+};
+
+__device__ inline int64_t slice_offset(const RowStrides& s, int64_t n, int64_t heads) {
+  return (n / heads) * s.batch + (n % heads) * s.head;
+}
+
+// Rows [row0, row0 + 64) of a [rows, E] matrix with row stride ld into a
+// [64, D + kPad] shared tile, 16 bytes (8 elements) per access; rows past
+// `rows` and columns past E are zeros. E is a multiple of 8 and every row start
+// src + i * ld 16-byte aligned (checked by the host).
 template <int D, class T>
-__device__ void load_tile(T* dst, const T* src, int64_t row0, int64_t rows, int E) {
+__device__ void load_tile(T* dst, const T* src, int64_t ld, int64_t row0, int64_t rows, int E) {
   constexpr int kChunks = D / 8;
   for (int idx = threadIdx.x; idx < 64 * kChunks; idx += kThreads) {
     const int r = idx / kChunks, c = (idx % kChunks) * 8;
     uint4 v = make_uint4(0, 0, 0, 0);
-    if (row0 + r < rows && c < E) v = *reinterpret_cast<const uint4*>(src + (row0 + r) * E + c);
+    if (row0 + r < rows && c < E) v = *reinterpret_cast<const uint4*>(src + (row0 + r) * ld + c);
     *reinterpret_cast<uint4*>(dst + r * (D + kPad) + c) = v;
   }
 }
@@ -117,8 +135,9 @@ __device__ void load_tile(T* dst, const T* src, int64_t row0, int64_t rows, int 
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
-    flash_forward_kernel(T* out, float* lse, const T* q, const T* k, const T* v, int64_t L, int64_t S, int E,
-                         float scale_log2, bool causal, int64_t q_tiles) {
+    flash_forward_kernel(T* out, RowStrides os, float* lse, const T* q, RowStrides qs, const T* k, RowStrides ks, const T* v,
+                         RowStrides vs, int64_t heads, int64_t L, int64_t S, int E, float scale_log2, bool causal,
+                         int64_t q_tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int ldh = D + kPad;                                  // Q, K, V tiles
   constexpr int ldp = kBlockN + kPad;                            // P
@@ -135,9 +154,9 @@ __global__ void __launch_bounds__(kThreads)
 
   const int64_t n = blockIdx.x / q_tiles;
   const int64_t q0 = (q_tiles - 1 - blockIdx.x % q_tiles) * kBlockM;  // the longest causal tiles start first
-  const T* qn = q + n * L * E;
-  const T* kn = k + n * S * E;
-  const T* vn = v + n * S * E;
+  const T* qn = q + slice_offset(qs, n, heads);
+  const T* kn = k + slice_offset(ks, n, heads);
+  const T* vn = v + slice_offset(vs, n, heads);
 
   const int r = lane / 2, half = lane % 2;       // this lane's row of the warp's 16, and half of the columns
   const int64_t row = q0 + warp * 16 + r;        // its query index
@@ -146,7 +165,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int i = 0; i < kOut; ++i) o[i] = 0.f;
 
-  load_tile<D>(q_s, qn, q0, L, E);
+  load_tile<D>(q_s, qn, qs.row, q0, L, E);
   __syncthreads();
   FragA<T> qa[D / 16];  // the warp's 16 query rows, reused against every key tile
 #pragma unroll
@@ -155,8 +174,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t kv_end = causal && q0 + kBlockM < S ? q0 + kBlockM : S;
   for (int64_t kv0 = 0; kv0 < kv_end; kv0 += kBlockN) {
     __syncthreads();  // every warp is done with the previous K / V tile
-    load_tile<D>(k_s, kn, kv0, S, E);
-    load_tile<D>(v_s, vn, kv0, S, E);
+    load_tile<D>(k_s, kn, ks.row, kv0, S, E);
+    load_tile<D>(v_s, vn, vs.row, kv0, S, E);
     __syncthreads();
 
     // Scores of the warp's 16 rows against the 64 keys.
@@ -228,7 +247,7 @@ __global__ void __launch_bounds__(kThreads)
 
   if (row < L) {
     const float inv = l > 0.f ? 1.f / l : 0.f;
-    T* orow = out + (n * L + row) * E;
+    T* orow = out + slice_offset(os, n, heads) + row * os.row;
 #pragma unroll
     for (int i = 0; i < kOut; ++i) {
       const int col = half * kOut + i;
@@ -241,22 +260,28 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- backward
 
-// delta[row] = sum over E of gout * out, one warp per row.
+// delta[n * L + i] = sum over E of gout * out in row i of slice n, one warp
+// per row (rows = N * L).
 template <class T>
-__global__ void flash_delta_kernel(float* delta, const T* gout, const T* out, int64_t rows, int E) {
+__global__ void flash_delta_kernel(float* delta, const T* gout, RowStrides gs, const T* out, RowStrides os,
+                                   int64_t heads, int64_t L, int64_t rows, int E) {
   const int64_t row = blockIdx.x * int64_t{blockDim.x / 32} + threadIdx.x / 32;
   if (row >= rows) return;
   const int lane = threadIdx.x % 32;
+  const int64_t n = row / L, i = row % L;
+  const T* g = gout + slice_offset(gs, n, heads) + i * gs.row;
+  const T* o = out + slice_offset(os, n, heads) + i * os.row;
   float s = 0.f;
-  for (int c = lane; c < E; c += 32) s += load(gout, row * E + c) * load(out, row * E + c);
+  for (int c = lane; c < E; c += 32) s += load(g, c) * load(o, c);
   for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
   if (lane == 0) delta[row] = s;
 }
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
-    flash_backward_kernel(float* gq_acc, T* gk, T* gv, const T* q, const T* k, const T* v, const T* gout,
-                          const float* lse, const float* delta, int64_t L, int64_t S, int E, float scale,
+    flash_backward_kernel(float* gq_acc, T* gk, RowStrides gks, T* gv, RowStrides gvs, const T* q,
+                          RowStrides qs, const T* k, RowStrides ks, const T* v, RowStrides vs, const T* gout,
+                          RowStrides gs, const float* lse, const float* delta, int64_t heads, int64_t L, int64_t S, int E, float scale,
                           float scale_log2, bool causal, int64_t kv_tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int ldh = D + kPad;        // K, V, Q, dO tiles
@@ -278,10 +303,10 @@ __global__ void __launch_bounds__(kThreads)
 
   const int64_t n = blockIdx.x / kv_tiles;
   const int64_t kv0 = (blockIdx.x % kv_tiles) * kBlockN;  // causal: low key tiles see the most queries
-  const T* qn = q + n * L * E;
-  const T* kn = k + n * S * E;
-  const T* vn = v + n * S * E;
-  const T* don = gout + n * L * E;
+  const T* qn = q + slice_offset(qs, n, heads);
+  const T* kn = k + slice_offset(ks, n, heads);
+  const T* vn = v + slice_offset(vs, n, heads);
+  const T* don = gout + slice_offset(gs, n, heads);
 
   const int r = lane / 2, half = lane % 2;
   const int64_t key = kv0 + warp * 16 + r;  // this lane's key
@@ -292,15 +317,15 @@ __global__ void __launch_bounds__(kThreads)
     wmma::fill_fragment(dk[i], 0.f);
     wmma::fill_fragment(dv[i], 0.f);
   }
-  load_tile<D>(k_s, kn, kv0, S, E);
-  load_tile<D>(v_s, vn, kv0, S, E);
+  load_tile<D>(k_s, kn, ks.row, kv0, S, E);
+  load_tile<D>(v_s, vn, vs.row, kv0, S, E);
 
   // Causal: queries before the tile's first key attend none of its keys.
   const int64_t q_begin = causal ? (kv0 / kBlockM) * kBlockM : 0;
   for (int64_t q0 = q_begin; q0 < L; q0 += kBlockM) {
     __syncthreads();  // the previous query tile (and its dS^T) is no longer read
-    load_tile<D>(q_s, qn, q0, L, E);
-    load_tile<D>(do_s, don, q0, L, E);
+    load_tile<D>(q_s, qn, qs.row, q0, L, E);
+    load_tile<D>(do_s, don, gs.row, q0, L, E);
     for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
       const bool in = q0 + i < L;
       lse_s[i] = in ? lse[n * L + q0 + i] * kLog2e : 0.f;
@@ -374,18 +399,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // dK (times scale) and dV of the warp's keys, through the scratch.
+  const int64_t key_row = key < S ? key : 0;  // rows past S are not written
+  T* gk_row = gk + slice_offset(gks, n, heads) + key_row * gks.row;
+  T* gv_row = gv + slice_offset(gvs, n, heads) + key_row * gvs.row;
 #pragma unroll
   for (int cb = 0; cb < D / 16; ++cb) {
 #pragma unroll
     for (int which = 0; which < 2; ++which) {
       wmma::store_matrix_sync(f_w, which == 0 ? dk[cb] : dv[cb], ldf, wmma::mem_row_major);
       __syncwarp();
-      T* dst = which == 0 ? gk : gv;
+      T* dst = which == 0 ? gk_row : gv_row;
       const float mult = which == 0 ? scale : 1.f;
 #pragma unroll
       for (int t = 0; t < 8; ++t) {
         const int col = cb * 16 + half * 8 + t;
-        if (key < S && col < E) store(dst, (n * S + key) * E + col, mult * f_w[r * ldf + half * 8 + t]);
+        if (key < S && col < E) store(dst, col, mult * f_w[r * ldf + half * 8 + t]);
       }
       __syncwarp();
     }

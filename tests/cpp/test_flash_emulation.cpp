@@ -3,7 +3,9 @@
 // float64 reference: forward
 // output and logsumexp, and the three gradients, for causal and non-causal
 // attention, L == S, L > S, L < S, lengths that are not multiples of the
-// 64-row tiles, and head sizes padded to 32, 64 and 128. This checks the
+// 64-row tiles, head sizes padded to 32, 64 and 128, and inputs read (outputs
+// written) in place in strided layouts (GPT-2's split projection, heads outside
+// the batch, strides that do not merge, a head broadcast). This checks the
 // kernels' tiling, masking, padding and synchronisation where no GPU is
 // available; the GPU itself is tested by tests/python/test_cuda_attention.py.
 #include "catch.h"
@@ -37,40 +39,112 @@ namespace {
 
 using namespace ember::cuda::flash;
 
+// e = max(e, x), except that a NaN x sticks (std::max(e, NaN) would keep e,
+// hiding an element the kernels never wrote or computed from a stray read).
+void worst(double& e, double x) {
+  if (!std::isnan(e) && !(x <= e)) e = x;
+}
+
 struct Errors {
   double out = 0, lse = 0, dq = 0, dk = 0, dv = 0;        // max abs error
   double out_max = 0, dq_max = 0, dk_max = 0, dv_max = 0;  // max abs reference value
 };
 
+// Layouts of an input [B, H, rows, E] in its buffer (the kernels' RowStrides
+// plus an offset): element (n, i, e) of slice n = b * H + h lives at
+// offset + b * batch + h * head + i * row + e.
+enum class Layout {
+  Contiguous,  // [B, H, rows, E]
+  Gpt,         // q, k or v of GPT-2: [B, T, 3C] split at C = H * E, viewed [B, T, H, E], transposed to [B, H, T, E]
+  GptGrad,     // the gradient reaching q, k, v's consumer: [B, T, H, E] contiguous, transposed to [B, H, T, E]
+  HeadsOuter,  // [H, B, rows, E] transposed to [B, H, rows, E]: the batch stride is below the head stride
+  Padded,      // rows padded by 8 elements, heads and batches by 8 and 16: (b, h) cannot merge into one stride
+  Broadcast,   // one [B, 1, rows, E] head expanded over H (head stride 0)
+};
+
+struct Placement {
+  RowStrides strides;
+  int64_t offset, size;  // of element (0, 0, 0) and of the whole buffer
+};
+
+// `part` is 0, 1, 2 for q, k, v (which third of GPT-2's projection).
+Placement place(Layout layout, int part, int64_t B, int64_t H, int64_t rows, int E) {
+  const int64_t C = H * E;
+  RowStrides s{};
+  int64_t offset = 0;
+  switch (layout) {
+    case Layout::Contiguous: s = {H * rows * E, rows * E, E}; break;
+    case Layout::Gpt: s = {rows * 3 * C, E, 3 * C}; offset = part * C; break;
+    case Layout::GptGrad: s = {rows * C, E, C}; break;
+    case Layout::HeadsOuter: s = {rows * E, B * rows * E, E}; break;
+    case Layout::Padded: s = {H * (rows * (E + 8) + 8) + 16, rows * (E + 8) + 8, E + 8}; offset = 8; break;
+    case Layout::Broadcast: s = {rows * E, 0, E}; break;
+  }
+  const int64_t last = offset + (B - 1) * s.batch + (H - 1) * s.head + (rows - 1) * s.row + E;
+  return {s, offset, last + (layout == Layout::Padded ? 8 : 0)};
+}
+
+struct Layouts {
+  Layout q = Layout::Contiguous, k = Layout::Contiguous, v = Layout::Contiguous, go = Layout::Contiguous;
+  Layout out = Layout::Contiguous, gk = Layout::Contiguous, gv = Layout::Contiguous;  // outputs
+};
+
+// An input or output of the kernels: its buffer (elements outside the operand
+// are NaN, so reading one fails the comparison; an output's elements start as
+// NaN too, so one never written fails it) and where the operand lies in it.
+template <class T>
+struct Operand {
+  std::vector<T> buffer;
+  Placement at;
+  const T* data() const { return buffer.data() + at.offset; }
+  T* data() { return buffer.data() + at.offset; }
+  int64_t index(int64_t n, int64_t H, int64_t i, int e) const {
+    return at.offset + (n / H) * at.strides.batch + (n % H) * at.strides.head + i * at.strides.row + e;
+  }
+  double operator()(int64_t n, int64_t H, int64_t i, int e) const {
+    return static_cast<double>(to_float(buffer[static_cast<size_t>(index(n, H, i, e))]));
+  }
+};
+
 template <class T, int D>
-Errors run_case(int64_t N, int64_t L, int64_t S, int E, bool causal, unsigned seed) {
+Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, unsigned seed, Layouts lay) {
+  const int64_t N = B * H;
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
-  auto make = [&](int64_t n) {
-    std::vector<T> v(static_cast<size_t>(n));
-    for (auto& x : v) x = from_float<T>(normal(rng));
-    return v;
+  auto make = [&](Layout layout, int part, int64_t rows) {
+    Operand<T> op{{}, place(layout, part, B, H, rows, E)};
+    op.buffer.assign(static_cast<size_t>(op.at.size), from_float<T>(NAN));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int e = 0; e < E; ++e) op.buffer[static_cast<size_t>(op.index(n, H, i, e))] = from_float<T>(normal(rng));
+    return op;
   };
-  auto q = make(N * L * E), k = make(N * S * E), v = make(N * S * E), go = make(N * L * E);
+  const auto q = make(lay.q, 0, L), k = make(lay.k, 1, S), v = make(lay.v, 2, S), go = make(lay.go, 0, L);
+  auto make_output = [&](Layout layout, int part, int64_t rows) {
+    Operand<T> op{{}, place(layout, part, B, H, rows, E)};
+    op.buffer.assign(static_cast<size_t>(op.at.size), from_float<T>(NAN));
+    return op;
+  };
+  auto out = make_output(lay.out, 0, L), gk = make_output(lay.gk, 1, S), gv = make_output(lay.gv, 2, S);
   const double scale = 1.3 / std::sqrt(static_cast<double>(E));
-  // Outputs start as NaN: an element the kernels never write fails the comparison.
-  std::vector<T> out(N * L * E, from_float<T>(NAN)), gk(N * S * E, from_float<T>(NAN)), gv(N * S * E, from_float<T>(NAN));
   std::vector<float> lse(N * L, NAN), delta(N * L, NAN), gq(N * L * E, 0.f);  // gq: zero-filled by the caller
   const int64_t q_tiles = (L + kBlockM - 1) / kBlockM, kv_tiles = (S + kBlockN - 1) / kBlockN;
   launch(static_cast<unsigned>(N * q_tiles), kThreads, forward_smem_bytes(D, 2), [&] {
-    flash_forward_kernel<T, D>(out.data(), lse.data(), q.data(), k.data(), v.data(), L, S, E,
-                                  static_cast<float>(scale) * kLog2e, causal, q_tiles);
+    flash_forward_kernel<T, D>(out.data(), out.at.strides, lse.data(), q.data(), q.at.strides, k.data(),
+                               k.at.strides, v.data(), v.at.strides, H, L, S, E, static_cast<float>(scale) * kLog2e,
+                               causal, q_tiles);
   });
-  launch(static_cast<unsigned>((N * L + 7) / 8), 256, 0,
-         [&] { flash_delta_kernel<T>(delta.data(), go.data(), out.data(), N * L, E); });
+  launch(static_cast<unsigned>((N * L + 7) / 8), 256, 0, [&] {
+    flash_delta_kernel<T>(delta.data(), go.data(), go.at.strides, out.data(), out.at.strides, H, L, N * L, E);
+  });
   launch(static_cast<unsigned>(N * kv_tiles), kThreads, backward_smem_bytes(D, 2), [&] {
-    flash_backward_kernel<T, D>(gq.data(), gk.data(), gv.data(), q.data(), k.data(), v.data(), go.data(),
-                                   lse.data(), delta.data(), L, S, E, static_cast<float>(scale),
-                                   static_cast<float>(scale) * kLog2e, causal, kv_tiles);
+    flash_backward_kernel<T, D>(gq.data(), gk.data(), gk.at.strides, gv.data(), gv.at.strides, q.data(),
+                                q.at.strides, k.data(), k.at.strides, v.data(), v.at.strides, go.data(),
+                                go.at.strides, lse.data(), delta.data(), H, L, S, E, static_cast<float>(scale),
+                                static_cast<float>(scale) * kLog2e, causal, kv_tiles);
   });
 
   // float64 reference on the same 16-bit inputs.
-  auto f = [](const std::vector<T>& a, int64_t i) { return static_cast<double>(to_float(a[i])); };
   Errors err;
   std::vector<double> rq(N * L * E, 0.0), rk(N * S * E, 0.0), rv(N * S * E, 0.0);
   for (int64_t n = 0; n < N; ++n) {
@@ -80,46 +154,49 @@ Errors run_case(int64_t N, int64_t L, int64_t S, int E, bool causal, unsigned se
       double m = -INFINITY;
       for (int64_t j = 0; j < S; ++j) {
         double a = 0;
-        for (int e = 0; e < E; ++e) a += f(q, (n * L + i) * E + e) * f(k, (n * S + j) * E + e);
+        for (int e = 0; e < E; ++e) a += q(n, H, i, e) * k(n, H, j, e);
         s[j] = causal && j > i ? -INFINITY : a * scale;
         m = std::max(m, s[j]);
       }
       double sum = 0;
       for (int64_t j = 0; j < S; ++j) sum += std::exp(s[j] - m);
-      err.lse = std::max(err.lse, std::fabs(m + std::log(sum) - lse[n * L + i]));
+      worst(err.lse, std::fabs(m + std::log(sum) - lse[n * L + i]));
       for (int64_t j = 0; j < S; ++j) P[i * S + j] = std::exp(s[j] - m) / sum;
       double d = 0;  // rowsum(dO * O)
       for (int e = 0; e < E; ++e) {
         double o = 0;
-        for (int64_t j = 0; j < S; ++j) o += P[i * S + j] * f(v, (n * S + j) * E + e);
-        err.out = std::max(err.out, std::fabs(o - f(out, (n * L + i) * E + e)));
+        for (int64_t j = 0; j < S; ++j) o += P[i * S + j] * v(n, H, j, e);
+        worst(err.out, std::fabs(o - out(n, H, i, e)));
         err.out_max = std::max(err.out_max, std::fabs(o));
-        d += o * f(go, (n * L + i) * E + e);
+        d += o * go(n, H, i, e);
       }
       for (int64_t j = 0; j < S; ++j) {
         double dp = 0;
-        for (int e = 0; e < E; ++e) dp += f(go, (n * L + i) * E + e) * f(v, (n * S + j) * E + e);
+        for (int e = 0; e < E; ++e) dp += go(n, H, i, e) * v(n, H, j, e);
         dS[i * S + j] = P[i * S + j] * (dp - d);
       }
     }
     for (int64_t i = 0; i < L; ++i)
       for (int64_t j = 0; j < S; ++j)
         for (int e = 0; e < E; ++e) {
-          rq[(n * L + i) * E + e] += scale * dS[i * S + j] * f(k, (n * S + j) * E + e);
-          rk[(n * S + j) * E + e] += scale * dS[i * S + j] * f(q, (n * L + i) * E + e);
-          rv[(n * S + j) * E + e] += P[i * S + j] * f(go, (n * L + i) * E + e);
+          rq[(n * L + i) * E + e] += scale * dS[i * S + j] * k(n, H, j, e);
+          rk[(n * S + j) * E + e] += scale * dS[i * S + j] * q(n, H, i, e);
+          rv[(n * S + j) * E + e] += P[i * S + j] * go(n, H, i, e);
         }
   }
   for (size_t i = 0; i < rq.size(); ++i) {
-    err.dq = std::max(err.dq, std::fabs(rq[i] - gq[i]));
+    worst(err.dq, std::fabs(rq[i] - gq[i]));
     err.dq_max = std::max(err.dq_max, std::fabs(rq[i]));
   }
-  for (size_t i = 0; i < rk.size(); ++i) {
-    err.dk = std::max(err.dk, std::fabs(rk[i] - to_float(gk[i])));
-    err.dk_max = std::max(err.dk_max, std::fabs(rk[i]));
-    err.dv = std::max(err.dv, std::fabs(rv[i] - to_float(gv[i])));
-    err.dv_max = std::max(err.dv_max, std::fabs(rv[i]));
-  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < S; ++j)
+      for (int e = 0; e < E; ++e) {
+        const size_t i = static_cast<size_t>((n * S + j) * E + e);
+        worst(err.dk, std::fabs(rk[i] - gk(n, H, j, e)));
+        err.dk_max = std::max(err.dk_max, std::fabs(rk[i]));
+        worst(err.dv, std::fabs(rv[i] - gv(n, H, j, e)));
+        err.dv_max = std::max(err.dv_max, std::fabs(rv[i]));
+      }
   return err;
 }
 
@@ -134,13 +211,16 @@ constexpr Tolerance kBf16Tol{0.02, 0.03, 1e-3};
 constexpr Tolerance kF16Tol{0.002, 0.003, 2e-4};
 
 template <class T>
-void check(int64_t N, int64_t L, int64_t S, int E, bool causal, Tolerance tol) {
-  INFO("N " << N << " L " << L << " S " << S << " E " << E << " causal " << causal
-            << (std::is_same_v<T, F16> ? " float16" : " bfloat16"));
-  const unsigned seed = static_cast<unsigned>(N * 1000 + L * 10 + S + E);
-  const Errors e = E <= 32   ? run_case<T, 32>(N, L, S, E, causal, seed)
-                   : E <= 64 ? run_case<T, 64>(N, L, S, E, causal, seed)
-                             : run_case<T, 128>(N, L, S, E, causal, seed);
+void check(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, Tolerance tol, Layouts lay = {}) {
+  INFO("B " << B << " H " << H << " L " << L << " S " << S << " E " << E << " causal " << causal
+            << (std::is_same_v<T, F16> ? " float16" : " bfloat16") << " layouts q " << static_cast<int>(lay.q)
+            << " k " << static_cast<int>(lay.k) << " v " << static_cast<int>(lay.v) << " grad_out "
+            << static_cast<int>(lay.go) << " out " << static_cast<int>(lay.out) << " gk " << static_cast<int>(lay.gk)
+            << " gv " << static_cast<int>(lay.gv));
+  const unsigned seed = static_cast<unsigned>(B * H * 1000 + L * 10 + S + E);
+  const Errors e = E <= 32   ? run_case<T, 32>(B, H, L, S, E, causal, seed, lay)
+                   : E <= 64 ? run_case<T, 64>(B, H, L, S, E, causal, seed, lay)
+                             : run_case<T, 128>(B, H, L, S, E, causal, seed, lay);
   INFO("errors: out " << e.out << " lse " << e.lse << " dq " << e.dq << " dk " << e.dk << " dv " << e.dv);
   REQUIRE(e.out <= tol.out * e.out_max + tol.atol);  // NaN (an unwritten element) fails too
   REQUIRE(e.lse <= 1e-3);
@@ -149,10 +229,24 @@ void check(int64_t N, int64_t L, int64_t S, int E, bool causal, Tolerance tol) {
   REQUIRE(e.dv <= tol.grad * e.dv_max + tol.atol);
 }
 
+// GPT-2's attention inputs: q, k, v thirds of one projection, grad_out from the transposed output.
+// Outputs as the front-end lays them out: in their inputs' memory order ([B, T, H, E] for GPT-2's).
+constexpr Layouts kGpt{Layout::Gpt,     Layout::Gpt,     Layout::Gpt,    Layout::GptGrad,
+                       Layout::GptGrad, Layout::GptGrad, Layout::GptGrad};
+constexpr Layouts kHeadsOuter{Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter,
+                              Layout::HeadsOuter, Layout::HeadsOuter, Layout::HeadsOuter};
+// Outputs with gaps (not what the front-end makes, but addressed the same way).
+constexpr Layouts kPadded{Layout::Padded, Layout::Padded, Layout::Padded, Layout::Padded,
+                          Layout::Padded, Layout::Padded, Layout::Padded};
+constexpr Layouts kMixed{Layout::Gpt,     Layout::Broadcast,  Layout::Padded,    Layout::HeadsOuter,
+                         Layout::GptGrad, Layout::HeadsOuter, Layout::Contiguous};
+
 }  // namespace
 
 TEST_CASE("flash attention kernels (host emulation): tiles, tails, causal L != S, head sizes", "[flash_emulation]") {
-  auto check_bf16 = [](int64_t N, int64_t L, int64_t S, int E, bool causal) { check<Bf16>(N, L, S, E, causal, kBf16Tol); };
+  auto check_bf16 = [](int64_t N, int64_t L, int64_t S, int E, bool causal) {
+    check<Bf16>(1, N, L, S, E, causal, kBf16Tol);
+  };
   check_bf16(2, 64, 64, 64, true);
   check_bf16(1, 130, 70, 40, true);   // L > S, tails in both, E padded to 64
   check_bf16(1, 70, 130, 16, true);   // L < S: key tiles no query attends, E padded to 32
@@ -165,11 +259,27 @@ TEST_CASE("flash attention kernels (host emulation): tiles, tails, causal L != S
 }
 
 TEST_CASE("flash attention kernels in float16 (host emulation)", "[flash_emulation]") {
-  auto check_f16 = [](int64_t N, int64_t L, int64_t S, int E, bool causal) { check<F16>(N, L, S, E, causal, kF16Tol); };
+  auto check_f16 = [](int64_t N, int64_t L, int64_t S, int E, bool causal) {
+    check<F16>(1, N, L, S, E, causal, kF16Tol);
+  };
   check_f16(2, 64, 64, 64, true);
   check_f16(2, 64, 64, 64, false);
   check_f16(1, 130, 70, 40, true);   // L > S, tails in both, E padded to 64
   check_f16(1, 70, 130, 16, false);  // L < S, E padded to 32
   check_f16(1, 150, 37, 72, true);   // E padded to 128
   check_f16(3, 45, 90, 24, true);    // several heads with tails
+}
+
+TEST_CASE("flash attention kernels read strided inputs in place (host emulation)", "[flash_emulation]") {
+  // bfloat16
+  check<Bf16>(2, 3, 70, 70, 64, true, kBf16Tol, kGpt);       // GPT-2's layout, tails
+  check<Bf16>(2, 2, 130, 70, 40, true, kBf16Tol, kGpt);      // L > S, E padded to 64
+  check<Bf16>(3, 2, 50, 90, 32, false, kBf16Tol, kHeadsOuter);
+  check<Bf16>(2, 3, 65, 40, 72, true, kBf16Tol, kPadded);    // (batch, head) strides that do not merge
+  check<Bf16>(2, 2, 40, 70, 16, false, kBf16Tol, kMixed);    // every operand its own layout, k broadcast over heads
+  // float16
+  check<F16>(2, 3, 70, 70, 64, true, kF16Tol, kGpt);
+  check<F16>(3, 2, 90, 50, 24, true, kF16Tol, kHeadsOuter);
+  check<F16>(2, 2, 65, 65, 128, false, kF16Tol, kPadded);
+  check<F16>(2, 3, 70, 40, 64, true, kF16Tol, kMixed);
 }

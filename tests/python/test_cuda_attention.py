@@ -24,6 +24,9 @@ FLASH = "ScaledDotProductFlashAttentionBackward0"
 # Error allowed relative to the largest reference magnitude: P and dS are rounded to the input
 # type before their tensor-core products, as in FlashAttention-2.
 TOL = {ember.float16: 1e-2, ember.bfloat16: 3e-2}
+# The same kernel on the same values in another layout: only dQ's float32 atomics may add in
+# another order, which moves its rounding to the input type by about one unit in the last place.
+SAME_KERNEL_TOL = {ember.float16: 2e-3, ember.bfloat16: 2e-2}
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +65,23 @@ def run(q, k, v, grad_out, **kw):
     out = F.scaled_dot_product_attention(*leaves, **kw)
     out.backward(grad_out)
     return out, [t.grad for t in leaves]
+
+
+def leaf_views(*pairs):
+    """(tensor, view function) pairs -> views of fresh leaves (requiring grad) holding the tensors."""
+    return [f(t.detach().clone().requires_grad_(True)) for t, f in pairs]
+
+
+def run_in_place(q, k, v, grad_out, **kw):
+    """Output, gradients w.r.t. q, k, v themselves and the forward's peak extra memory: unlike
+    run(), which clones its inputs (contiguously), the views reach the fused kernel as they are."""
+    ember.cuda.synchronize()
+    ember.cuda.reset_peak_memory_stats()
+    before = ember.cuda.memory_allocated()
+    out = F.scaled_dot_product_attention(q, k, v, **kw)
+    ember.cuda.synchronize()
+    extra = ember.cuda.max_memory_allocated() - before
+    return out, list(ember.autograd.grad([out], [q, k, v], [grad_out])), extra
 
 
 def cpu_reference(q, k, v, grad_out, **kw):
@@ -121,12 +141,11 @@ def test_fused_gqa():
 
 def test_fused_non_contiguous_inputs():
     dtype = ember.bfloat16
-    q = make((2, 90, 3, 64), 1, dtype).cuda().transpose(1, 2)  # [B, L, H, E] viewed as [B, H, L, E]
-    k = make((2, 90, 3, 64), 2, dtype).cuda().transpose(1, 2)
-    v = make((2, 90, 3, 64), 3, dtype).cuda().transpose(1, 2)
+    # [B, L, H, E] viewed as [B, H, L, E]; views of leaves, so that they reach the kernel as views.
+    q, k, v = leaf_views(*((make((2, 90, 3, 64), s, dtype).cuda(), lambda t: t.transpose(1, 2)) for s in (1, 2, 3)))
     g = make((2, 3, 90, 64), 4, dtype).cuda()
     assert not q.is_contiguous()
-    out, grads = run(q, k, v, g, is_causal=True)
+    out, grads, _ = run_in_place(q, k, v, g, is_causal=True)
     ref_out, ref_grads = cpu_reference(q, k, v, g, is_causal=True)
     close(out, ref_out, TOL[dtype], "output")
     for got, want in zip(grads, ref_grads):
@@ -196,3 +215,156 @@ def test_w3_shape_bfloat16_and_memory():
     close(out, math_out, TOL[dt], "W3 output vs CUDA math path")
     for name, got, want in zip("qkv", [t.grad for t in leaves], math_grads):
         close(got, want, 2 * TOL[dt], f"W3 d{name} vs CUDA math path")
+
+
+# ---- strided inputs: the fused kernel reads q, k, v and grad_out where they are
+
+
+def gpt_views(qkv, heads):
+    """GPT-2's q, k, v: thirds of one [B, T, 3C] projection viewed as [B, H, T, D]."""
+    B, T, C3 = qkv.shape
+    C = C3 // 3
+    return [t.view(B, T, heads, C // heads).transpose(1, 2) for t in qkv.split(C, dim=2)]
+
+
+def contiguous_run(q, k, v, g, **kw):
+    """The same attention on contiguous copies: the fused kernel's contiguous-input results."""
+    return run(q.contiguous(), k.contiguous(), v.contiguous(), g.contiguous(), **kw)
+
+
+def exactly_equal(got, want, what):
+    assert np.array_equal(as_np(got), as_np(want)), f"{what}: differs from the contiguous-input result"
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_gpt_layout_matches_contiguous_inputs_and_the_cpu(dtype, causal):
+    B, T, H, D = 2, 130, 3, 64
+    C = H * D
+    qkv = make((B, T, 3 * C), 7, dtype).cuda().requires_grad_(True)
+    y_grad = make((B, T, C), 8, dtype).cuda()
+    q, k, v = gpt_views(qkv, H)
+    assert q.stride() == (T * 3 * C, D, 3 * C, 1)
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert y.grad_fn.name() == FLASH
+    # Laid out like q, as PyTorch's: [B, T, H, D] in memory, so the model's reshape is free.
+    assert y.transpose(1, 2).is_contiguous()
+    y.transpose(1, 2).contiguous().view(B, T, C).backward(y_grad)
+    grads = gpt_views(qkv.grad, H)  # dq, dk, dv as [B, H, T, D]
+    # grad_out as the fused backward received it: strided like y_grad's view.
+    g = y_grad.view(B, T, H, D).transpose(1, 2)
+    ref_out, ref_grads = contiguous_run(q, k, v, g, is_causal=causal)
+    # The forward and dK, dV have no atomics: the same numbers as from contiguous inputs.
+    exactly_equal(y, ref_out, "output")
+    exactly_equal(grads[1], ref_grads[1], "dk")
+    exactly_equal(grads[2], ref_grads[2], "dv")
+    close(grads[0], ref_grads[0], SAME_KERNEL_TOL[dtype], "dq vs contiguous inputs")
+    cpu_out, cpu_grads = cpu_reference(q, k, v, g, is_causal=causal)
+    close(y, cpu_out, TOL[dtype], "output vs CPU float64")
+    for name, got, want in zip("qkv", grads, cpu_grads):
+        close(got, want, 2 * TOL[dtype], f"d{name} vs CPU float64")
+
+
+def check_layouts(q, k, v, g, dtype, causal, in_place):
+    """q, k, v (views of leaves) against contiguous copies and the CPU; in_place: whether the
+    fused kernel reads them where they are (else they are copied, with the same results)."""
+    assert not any(t.is_contiguous() for t in (q, k, v, g))
+    out, grads, extra = run_in_place(q, k, v, g, is_causal=causal)
+    assert out.grad_fn.name() == FLASH
+    # The forward allocates its output and logsumexp (sizes rounded to 512 bytes), plus copies of
+    # the inputs it cannot read in place.
+    out_bytes, lse_bytes = out.numel() * 2, out.numel() // out.shape[-1] * 4
+    if in_place:
+        assert extra <= out_bytes + lse_bytes + 1024, "the forward copied an input"
+    else:
+        assert extra >= out_bytes + lse_bytes + q.numel() * 2, "the forward did not copy"
+    ref_out, ref_grads = contiguous_run(q, k, v, g, is_causal=causal)
+    exactly_equal(out, ref_out, "output")
+    for name, got, want in zip("qkv", grads, ref_grads):
+        close(got, want, SAME_KERNEL_TOL[dtype], f"d{name} vs contiguous inputs")
+    cpu_out, cpu_grads = cpu_reference(q, k, v, g, is_causal=causal)
+    close(out, cpu_out, TOL[dtype], "output vs CPU float64")
+    for name, got, want in zip("qkv", grads, cpu_grads):
+        close(got, want, 2 * TOL[dtype], f"d{name} vs CPU float64")
+    return out, grads
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_other_strided_layouts_are_read_in_place(dtype, causal):
+    B, H, L, S, E = 2, 3, 70, 90, 32
+    q, k, v = leaf_views(
+        # Heads outside the batch: [H, B, L, E] transposed.
+        (make((H, B, L, E), 1, dtype).cuda(), lambda t: t.transpose(0, 1)),
+        # [B, H] cut from a buffer with a gap after each batch (they cannot merge into one dim).
+        (make((B, H + 1, S, E), 2, dtype).cuda(), lambda t: t[:, :H]),
+        # Rows padded to 48 elements; one value head broadcast over the heads (stride 0).
+        (make((B, 1, S, 48), 3, dtype).cuda(), lambda t: t[..., :E].expand(B, H, S, E)))
+    g = make((B, L, H, E), 4, dtype).cuda().transpose(1, 2)
+    out, (dq, dk, dv) = check_layouts(q, k, v, g, dtype, causal, in_place=True)
+    # The output and dq in q's memory order ([H, B, L, E]); dk dense in k's order; dv contiguous (v is
+    # broadcast: its gradient may not share addresses).
+    assert out.stride() == q.stride() and dq.stride() == q.stride()
+    assert dk.is_contiguous() and dv.is_contiguous()
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_layouts_that_are_copied_match_contiguous_inputs(dtype):
+    # Batch dims [A, B, H] from an [A, H, B] buffer (no cut merges them), rows of 72 + 1 elements
+    # (not 16-byte aligned), a strided last dim: each is copied before the kernel runs.
+    A, B, H, L, E = 2, 2, 3, 40, 72
+    q, k, v = leaf_views(
+        (make((A, H, B, L, E), 1, dtype).cuda(), lambda t: t.permute(0, 2, 1, 3, 4)),
+        (make((A, B, H, L, E + 1), 2, dtype).cuda(), lambda t: t[..., 1:]),
+        (make((A, B, H, E, L), 3, dtype).cuda(), lambda t: t.transpose(-2, -1)))
+    g = make((A, H, B, L, E), 4, dtype).cuda().permute(0, 2, 1, 3, 4)
+    check_layouts(q, k, v, g, dtype, True, in_place=False)
+
+
+def test_saved_views_catch_in_place_changes():
+    dt = ember.bfloat16
+    x = make((1, 20, 3 * 64), 5, dt).cuda().requires_grad_(True)
+    qkv = x * 1  # not a leaf: may be changed in place
+    y = F.scaled_dot_product_attention(*gpt_views(qkv, 1), is_causal=True)
+    assert y.grad_fn.name() == FLASH
+    with ember.no_grad():
+        qkv.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.float().sum().backward()
+
+
+def test_gpt_layout_makes_no_copies():
+    """W3's attention in GPT-2's layout: the forward allocates only its output and logsumexp, the
+    backward only the float32 dQ buffer, delta and the three gradients."""
+    dt = ember.bfloat16
+    B, T, H, D = 8, 1024, 12, 64
+    C = H * D
+    qkv = make((B, T, 3 * C), 0, dt).cuda().requires_grad_(True)
+    q, k, v = gpt_views(qkv, H)
+    # The gradient reaching y from y.transpose(1, 2).contiguous().view(B, T, C): a strided view.
+    g = make((B, T, C), 1, dt).cuda().view(B, T, H, D).transpose(1, 2)
+    mib = 1 << 20
+    out_bytes, lse_bytes = B * T * C * 2, B * H * T * 4  # 12 MiB, 384 KiB
+    ember.cuda.synchronize()
+    ember.cuda.reset_peak_memory_stats()
+    before = ember.cuda.memory_allocated()
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    ember.cuda.synchronize()
+    assert y.grad_fn.name() == FLASH
+    # Copies of q, k and v would add 3 * out_bytes.
+    assert ember.cuda.max_memory_allocated() - before <= out_bytes + lse_bytes + mib
+    # The output's memory is [B, T, H, D]: the model's reshape back to [B, T, C] is a view.
+    allocated = ember.cuda.memory_allocated()
+    flat = y.transpose(1, 2).reshape(B, T, C)
+    assert flat.data_ptr() == y.data_ptr() and ember.cuda.memory_allocated() == allocated
+    after_forward = ember.cuda.memory_allocated()
+    ember.cuda.reset_peak_memory_stats()
+    grads = ember.autograd.grad([y], [q, k, v], [g])  # the fused node alone
+    ember.cuda.synchronize()
+    # dQ in float32 (2 * out_bytes), its cast, dK, dV and delta; copies of grad_out, q, k and v
+    # would add 4 * out_bytes.
+    peak = ember.cuda.max_memory_allocated() - after_forward
+    assert peak <= 5 * out_bytes + lse_bytes + mib, f"backward peak {peak / mib:.1f} MiB"
+    assert [t.shape for t in grads] == [q.shape, k.shape, v.shape]
+    # Laid out like q, k, v: their view(B, T, C) in the model's backward copies nothing.
+    assert all(t.transpose(1, 2).is_contiguous() for t in grads)
