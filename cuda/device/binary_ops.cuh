@@ -1,0 +1,275 @@
+// The per-element formulas of the binary family's CUDA kernels, and which
+// formula each op and element type gets (cuda/binary.cu launches them through
+// cuda/device/loops.cuh). In a header without launch code so that
+// tests/cpp/test_elementwise_emulation.cpp runs the same formulas on the CPU
+// (tests/cpp/cuda_emulation.h) against ember's CPU kernels. Semantics follow
+// core/cpu/binary.cpp: Python's sign rules for floor division and remainder,
+// NaN-propagating maximum/minimum, bool + and * as or/and; the half types are
+// computed in float and rounded once (Widened2). Integer division by zero
+// gives 0 (the CPU raises; the GPU cannot without a synchronization).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+#include <ember/core/cpu/binary.h>
+#include <ember/core/scalar.h>
+#include <ember/cuda/device/dtypes.cuh>
+#include <ember/cuda/device/math.cuh>
+
+namespace ember::cuda::binary_ops {
+namespace {  // one copy per including file (the .cu, or its emulation test)
+
+// ---- rounding division and remainder with Python's sign rules
+
+template <class T>
+__device__ inline T floor_div_float(T a, T b) {
+  if (b == T(0)) return a / b;
+  const T mod = dmath::fmod(a, b);
+  T q = (a - mod) / b;
+  if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) q -= T(1);
+  if (q == T(0)) return dmath::copysign(T(0), a / b);
+  T f = dmath::floor(q);
+  if (q - f > T(0.5)) f += T(1);
+  return f;
+}
+
+template <class T>
+__device__ inline T remainder_float(T a, T b) {
+  T m = dmath::fmod(a, b);
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
+  return m;
+}
+
+template <class T>
+__device__ inline T wrapping_neg(T a) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+}
+
+template <class T>
+__device__ inline bool is_negative(T v) {
+  if constexpr (std::is_signed_v<T>) return v < T(0);
+  else return false;
+}
+
+template <class T>
+__device__ inline T div_trunc_int(T a, T b) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrapping_neg(a);
+  }
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+__device__ inline T div_floor_int(T a, T b) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrapping_neg(a);
+  }
+  T q = static_cast<T>(a / b);
+  const T r = static_cast<T>(a % b);
+  if (r != T(0) && is_negative(r) != is_negative(b)) q = static_cast<T>(q - 1);
+  return q;
+}
+
+template <class T>
+__device__ inline T remainder_int(T a, T b) {
+  if (b == T(0)) return T(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(0);
+  }
+  T r = static_cast<T>(a % b);
+  if (r != T(0) && is_negative(r) != is_negative(b)) r = static_cast<T>(r + b);
+  return r;
+}
+
+// Elements stored as S (a half type) are computed in float by f and rounded once.
+template <class S, class F>
+struct Widened2 {
+  F f;
+  __device__ S operator()(S a, S b) const { return convert<S>(f(widen(a), widen(b))); }
+};
+
+// f, computing in T, as it runs on elements stored as S.
+template <class S, class T, class F>
+auto stored2_as(F f) {
+  if constexpr (std::is_same_v<S, T>) return f;
+  else return Widened2<S, F>{f};
+}
+
+// ---- arithmetic
+template <class T> struct Add { __device__ T operator()(T a, T b) const { return static_cast<T>(a + b); } };
+template <class T> struct AddScaled {
+  T alpha;
+  __device__ T operator()(T a, T b) const { return static_cast<T>(a + alpha * b); }
+};
+template <class T> struct Sub { __device__ T operator()(T a, T b) const { return static_cast<T>(a - b); } };
+template <class T> struct SubScaled {
+  T alpha;
+  __device__ T operator()(T a, T b) const { return static_cast<T>(a - alpha * b); }
+};
+template <class T> struct Mul { __device__ T operator()(T a, T b) const { return static_cast<T>(a * b); } };
+template <class T> struct Div { __device__ T operator()(T a, T b) const { return static_cast<T>(a / b); } };
+template <class T> struct DivTrunc {
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return dmath::trunc(a / b);
+    else return div_trunc_int(a, b);
+  }
+};
+template <class T> struct DivFloor {
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return floor_div_float(a, b);
+    else return div_floor_int(a, b);
+  }
+};
+template <class T> struct Remainder {
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return remainder_float(a, b);
+    else return remainder_int(a, b);
+  }
+};
+template <class T> struct Maximum {  // NaN-propagating
+  __device__ T operator()(T a, T b) const {
+    if (dmath::is_nan(a)) return a;
+    if (dmath::is_nan(b)) return b;
+    return a > b ? a : b;
+  }
+};
+template <class T> struct Minimum {
+  __device__ T operator()(T a, T b) const {
+    if (dmath::is_nan(a)) return a;
+    if (dmath::is_nan(b)) return b;
+    return a < b ? a : b;
+  }
+};
+template <class T> struct BitAnd { __device__ T operator()(T a, T b) const { return static_cast<T>(a & b); } };
+template <class T> struct BitOr { __device__ T operator()(T a, T b) const { return static_cast<T>(a | b); } };
+template <class T> struct BitXor { __device__ T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
+
+// Calls v(f) with f the formula of arithmetic `op` for elements computed in T
+// (float for the half types; not bool); false when T has none.
+template <class T, class V>
+bool visit_arithmetic(BinaryOp op, const Scalar& alpha, V&& v) {
+  switch (op) {
+    case BinaryOp::Add: {
+      const T s = alpha.to<T>();
+      if (s == T(1)) v(Add<T>{});
+      else v(AddScaled<T>{s});
+      return true;
+    }
+    case BinaryOp::Sub: {
+      const T s = alpha.to<T>();
+      if (s == T(1)) v(Sub<T>{});
+      else v(SubScaled<T>{s});
+      return true;
+    }
+    case BinaryOp::Mul: v(Mul<T>{}); return true;
+    case BinaryOp::Div:
+      if constexpr (!std::is_floating_point_v<T>) return false;  // integers divide as float
+      else v(Div<T>{});
+      return true;
+    case BinaryOp::DivTrunc: v(DivTrunc<T>{}); return true;
+    case BinaryOp::DivFloor: v(DivFloor<T>{}); return true;
+    case BinaryOp::Remainder: v(Remainder<T>{}); return true;
+    case BinaryOp::Maximum: v(Maximum<T>{}); return true;
+    case BinaryOp::Minimum: v(Minimum<T>{}); return true;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case BinaryOp::BitwiseAnd: v(BitAnd<T>{}); return true;
+      case BinaryOp::BitwiseOr: v(BitOr<T>{}); return true;
+      case BinaryOp::BitwiseXor: v(BitXor<T>{}); return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+// ---- bool arithmetic as PyTorch defines it: + is or, * is and
+struct First { __device__ bool operator()(bool a, bool) const { return a; } };
+struct Or { __device__ bool operator()(bool a, bool b) const { return a || b; } };
+struct And { __device__ bool operator()(bool a, bool b) const { return a && b; } };
+struct Xor { __device__ bool operator()(bool a, bool b) const { return a != b; } };
+
+template <class V>
+bool visit_bool_arithmetic(BinaryOp op, const Scalar& alpha, V&& v) {
+  switch (op) {
+    case BinaryOp::Add:
+      if (!alpha.to_bool()) {
+        v(First{});
+        return true;
+      }
+      [[fallthrough]];
+    case BinaryOp::Maximum:
+    case BinaryOp::BitwiseOr: v(Or{}); return true;
+    case BinaryOp::Mul:
+    case BinaryOp::Minimum:
+    case BinaryOp::BitwiseAnd: v(And{}); return true;
+    case BinaryOp::BitwiseXor: v(Xor{}); return true;
+    default: return false;
+  }
+}
+
+// ---- comparisons and logical ops: bool results
+template <class T> struct Eq { __device__ bool operator()(T a, T b) const { return a == b; } };
+template <class T> struct Ne { __device__ bool operator()(T a, T b) const { return a != b; } };
+template <class T> struct Lt { __device__ bool operator()(T a, T b) const { return a < b; } };
+template <class T> struct Le { __device__ bool operator()(T a, T b) const { return a <= b; } };
+template <class T> struct Gt { __device__ bool operator()(T a, T b) const { return a > b; } };
+template <class T> struct Ge { __device__ bool operator()(T a, T b) const { return a >= b; } };
+template <class T> struct LogicalAnd {
+  __device__ bool operator()(T a, T b) const { return a != T(0) && b != T(0); }
+};
+template <class T> struct LogicalOr {
+  __device__ bool operator()(T a, T b) const { return a != T(0) || b != T(0); }
+};
+template <class T> struct LogicalXor {
+  __device__ bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); }
+};
+
+template <class T, class V>
+bool visit_compare(BinaryOp op, V&& v) {
+  switch (op) {
+    case BinaryOp::Eq: v(Eq<T>{}); return true;
+    case BinaryOp::Ne: v(Ne<T>{}); return true;
+    case BinaryOp::Lt: v(Lt<T>{}); return true;
+    case BinaryOp::Le: v(Le<T>{}); return true;
+    case BinaryOp::Gt: v(Gt<T>{}); return true;
+    case BinaryOp::Ge: v(Ge<T>{}); return true;
+    case BinaryOp::LogicalAnd: v(LogicalAnd<T>{}); return true;
+    case BinaryOp::LogicalOr: v(LogicalOr<T>{}); return true;
+    case BinaryOp::LogicalXor: v(LogicalXor<T>{}); return true;
+    default: return false;
+  }
+}
+
+// ---- the other ops of the family
+template <class T> struct LogicalNot { __device__ bool operator()(T x) const { return x == T(0); } };
+struct BoolNot { __device__ bool operator()(bool x) const { return !x; } };
+template <class T> struct BitNot { __device__ T operator()(T x) const { return static_cast<T>(~x); } };
+
+// Interpolates from the nearer end, so lerp(a, b, 1) == b exactly.
+template <class T> struct Lerp {
+  __device__ T operator()(T s, T e, T w) const {
+    return dmath::fabs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
+  }
+};
+
+// where and masked_fill only move values: U is an unsigned type of the element size.
+template <class U> struct Select {
+  __device__ U operator()(bool c, U x, U y) const { return c ? x : y; }
+};
+template <class U> struct FillWhere {
+  U value;
+  __device__ U operator()(U x, bool m) const { return m ? value : x; }
+};
+
+}  // namespace
+}  // namespace ember::cuda::binary_ops
