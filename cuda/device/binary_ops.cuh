@@ -103,16 +103,33 @@ auto stored2_as(F f) {
   else return Widened2<S, F>{f};
 }
 
+// a * b + c rounded once. nvcc contracts `c + a * b` to this anyway (its
+// default --fmad=true), as the CPU kernels' compiler does with FMA units and
+// PyTorch's vectorized CPU kernels do by hand; written out so that the result
+// does not depend on a compiler's choice and the emulation computes what the
+// GPU does (a separate rounding of a * b can turn inf + a * b into NaN).
+template <class T>
+__device__ inline T fused(T a, T b, T c) {
+  if constexpr (std::is_same_v<T, float>) return fmaf(a, b, c);
+  else return ::fma(a, b, c);
+}
+
 // ---- arithmetic
 template <class T> struct Add { __device__ T operator()(T a, T b) const { return static_cast<T>(a + b); } };
 template <class T> struct AddScaled {
   T alpha;
-  __device__ T operator()(T a, T b) const { return static_cast<T>(a + alpha * b); }
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return fused(alpha, b, a);
+    else return static_cast<T>(a + alpha * b);
+  }
 };
 template <class T> struct Sub { __device__ T operator()(T a, T b) const { return static_cast<T>(a - b); } };
 template <class T> struct SubScaled {
   T alpha;
-  __device__ T operator()(T a, T b) const { return static_cast<T>(a - alpha * b); }
+  __device__ T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return fused(-alpha, b, a);
+    else return static_cast<T>(a - alpha * b);
+  }
 };
 template <class T> struct Mul { __device__ T operator()(T a, T b) const { return static_cast<T>(a * b); } };
 template <class T> struct Div { __device__ T operator()(T a, T b) const { return static_cast<T>(a / b); } };
@@ -258,7 +275,8 @@ template <class T> struct BitNot { __device__ T operator()(T x) const { return s
 // Interpolates from the nearer end, so lerp(a, b, 1) == b exactly.
 template <class T> struct Lerp {
   __device__ T operator()(T s, T e, T w) const {
-    return dmath::fabs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
+    const T d = e - s;
+    return dmath::fabs(w) < T(0.5) ? fused(w, d, s) : fused(-d, T(1) - w, e);
   }
 };
 

@@ -142,12 +142,14 @@ Tensor run_device(DType out_dtype, F f, const T&... in) {
 struct Tol {
   int ulps = 0;
   double per_x = 0;
+  bool nan_for_inf = false;  // NaN accepted for an infinity (and back)
 };
 
 template <class D> bool agrees(D got, D want, double x, Tol tol) {
   if (bits_of(got) == bits_of(want)) return true;
   if constexpr (is_float_v<D>) {
     const double g = as_double(got), w = as_double(want);
+    if (tol.nan_for_inf && (std::isnan(g) || std::isnan(w)) && (std::isinf(g) || std::isinf(w))) return true;
     if (std::isnan(g) || std::isnan(w)) return std::isnan(g) && std::isnan(w);
     if (g == 0 && w == 0) return false;  // signs of zero differ
     const double dist = std::fabs(static_cast<double>(ordered(got)) - static_cast<double>(ordered(want)));
@@ -382,6 +384,316 @@ template <class D> void check_unary() {
   }
 }
 
+// The CPU op's result, or an undefined tensor where the front-end refuses.
+Tensor cpu_or_none(const std::function<Tensor()>& f) {
+  try {
+    return f();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// One (op, dtype) of the parameterized unary ops: `visit(v)` is the .cu's
+// choice of formula. The front-end sends D when the CPU result keeps it; the
+// device must then have a formula (where the dtype alone decides, also the
+// reverse: `exact_set`).
+template <class D, class Visit>
+void check_case(const std::string& what, const Tensor& want, const std::vector<D>& xs, Tol tol, Visit visit,
+                bool exact_set = true) {
+  Tensor got;
+  const bool sent = want.defined() && want.dtype() == dtype_of<D>();
+  const bool has = visit(got);
+  INFO(what);
+  if (exact_set) CHECK(has == sent);
+  else if (sent) CHECK(has);
+  if (has && sent) compare<D>(got, want, xs, tol, what);
+}
+
+// A shuffled copy of v (second operands, bounds).
+template <class D> std::vector<D> shuffled(std::vector<D> v, unsigned seed) {
+  std::vector<D> r(v.begin(), v.end());
+  std::mt19937 rng(seed);
+  for (size_t i = r.size(); i > 1; --i) {  // by hand: std::swap does not take std::vector<bool>'s references
+    const size_t j = rng() % i;
+    const D t = r[i - 1];
+    r[i - 1] = r[j];
+    r[j] = t;
+  }
+  return r;
+}
+
+// softplus, clamp (number and tensor bounds), pow, nan_to_num and the
+// backward masks, in the dtypes their CUDA kernels dispatch (the front-end
+// computes the half types in float32 for them).
+template <class D> void check_unary_params() {
+  const std::vector<D> xs = unary_inputs<D>();
+  const Tensor x = tensor_from(xs);
+  const DType dt = x.dtype();
+  const std::string on = std::string(" on ") + ember::dtype_name(dt);
+  auto unary_run = [&](auto visit_fn) {
+    return [&, visit_fn](Tensor& got) { return visit_fn([&](auto f) { got = run_device<D, D>(dt, f, x); }); };
+  };
+  const Tol soft = std::is_same_v<D, float> ? Tol{kTranscendentalUlps} : Tol{};  // fast_math log1p(exp)
+
+  for (auto [beta, threshold] : {std::pair{1.0, 20.0}, {2.0, 1.0}, {0.5, 5.0}, {-1.0, 20.0}}) {
+    const Tensor want = cpu_or_none([&] { return ember::softplus(x, beta, threshold); });
+    check_case<D>("softplus" + on, want, xs, soft, unary_run([&](auto v) { return uo::visit_softplus<D>(beta, threshold, v); }));
+  }
+
+  using Bound = std::optional<Scalar>;
+  std::vector<std::pair<Bound, Bound>> bounds;
+  if constexpr (std::is_floating_point_v<D>) {
+    bounds = {{-1.5, 2.5}, {Bound{}, 0.5}, {-0.5, Bound{}}, {3.0, -3.0}, {NAN, 1.0}, {0.0, NAN}, {-kInf, 0.0}};
+  } else if constexpr (std::is_same_v<D, bool>) {
+    bounds = {{false, true}, {true, Bound{}}, {Bound{}, false}};
+  } else {
+    bounds = {{int64_t{-3}, int64_t{7}}, {Bound{}, int64_t{5}}, {int64_t{-5}, Bound{}}, {int64_t{100}, int64_t{-100}}};
+  }
+  for (const auto& [lo, hi] : bounds) {
+    const Tensor want = cpu_or_none([&] { return ember::clamp(x, lo, hi); });
+    check_case<D>("clamp(number bounds)" + on, want, xs, {}, unary_run([&](auto v) {
+      uo::visit_clamp<D>(lo, hi, v);
+      return true;
+    }), false);
+  }
+
+  const std::vector<D> los = shuffled(xs, 1), his = shuffled(xs, 2);
+  const Tensor lo = tensor_from(los), hi = tensor_from(his);
+  check_case<D>("clamp(tensor bounds)" + on, cpu_or_none([&] { return ember::clamp(x, lo, hi); }), xs, {},
+                [&](Tensor& got) { got = run_device<D, D, D, D>(dt, uo::ClampTensorBoth<D>{}, x, lo, hi); return true; }, false);
+  check_case<D>("clamp(tensor min)" + on, cpu_or_none([&] { return ember::clamp(x, lo, Tensor()); }), xs, {},
+                [&](Tensor& got) { got = run_device<D, D, D>(dt, uo::ClampTensorMin<D>{}, x, lo); return true; }, false);
+  check_case<D>("clamp(tensor max)" + on, cpu_or_none([&] { return ember::clamp(x, Tensor(), hi); }), xs, {},
+                [&](Tensor& got) { got = run_device<D, D, D>(dt, uo::ClampTensorMax<D>{}, x, hi); return true; }, false);
+
+  std::vector<Scalar> exponents;
+  if constexpr (std::is_floating_point_v<D>) {
+    for (double e : {2.0, 3.0, 1.0, 0.5, -1.0, -0.5, 0.0, 2.5, -2.0, 1.0 / 3, -3.0, 100.0, -100.0}) exponents.push_back(e);
+  } else {
+    for (int64_t e : {0, 1, 2, 3, 5, 7, 63, 64, -1, -2}) exponents.push_back(e);
+  }
+  for (const Scalar& e : exponents) {
+    const Tensor want = cpu_or_none([&] { return ember::pow(x, e); });
+    check_case<D>("pow(x, " + std::to_string(e.to_double()) + ")" + on, want, xs, {},
+                  unary_run([&](auto v) { return uo::visit_pow_scalar<D>(e, v); }), false);
+  }
+  std::vector<D> es;  // tensor exponents
+  if constexpr (std::is_floating_point_v<D>) {
+    const std::vector<double> ev = {0, -0.0, 1, -1, 2, 0.5, -0.5, 3, 2.5, kInf, -kInf, NAN, 1.0 / 3, 100, -100, 1e-3};
+    for (size_t i = 0; i < xs.size(); ++i) es.push_back(static_cast<D>(ev[i % ev.size()]));
+  } else if constexpr (!std::is_same_v<D, bool>) {
+    const std::vector<int> ev = {0, 1, 2, 3, 4, 5, 7, 8, 15, 31, 63, 64, 100, 127};
+    for (size_t i = 0; i < xs.size(); ++i) es.push_back(static_cast<D>(ev[i % ev.size()]));
+  } else {
+    es = shuffled(xs, 3);
+  }
+  const Tensor e = tensor_from(es);
+  check_case<D>("pow(x, tensor)" + on, cpu_or_none([&] { return ember::pow(x, e); }), xs, {}, [&](Tensor& got) {
+    return uo::visit_pow<D>([&](auto f) { got = run_device<D, D, D>(dt, f, x, e); });
+  });
+
+  for (auto [n, p, m] : {std::tuple{0.0, 3.4028234663852886e38, -3.4028234663852886e38}, {1.5, 2.0, -3.0}}) {
+    const Tensor want = cpu_or_none([&] { return ember::nan_to_num(x, n, p, m); });
+    check_case<D>("nan_to_num" + on, want, xs, {}, unary_run([&](auto v) {
+      uo::visit_nan_to_num<D>(n, p, m, v);
+      return true;
+    }), false);
+  }
+
+  using Lim = std::optional<double>;
+  for (auto [l, h] : {std::pair<Lim, Lim>{-1.0, 1.0}, {Lim{}, 0.0}, {0.0, Lim{}}, {Lim{}, Lim{}}}) {
+    const Tensor want = cpu_or_none([&] { return ember::in_range_mask(x, l, h); });
+    check_case<D>("in_range_mask" + on, want, xs, {}, unary_run([&](auto v) { return uo::visit_in_range_mask<D>(l, h, v); }));
+  }
+  check_case<D>("isfinite_mask" + on, cpu_or_none([&] { return ember::isfinite_mask(x); }), xs, {}, [&](Tensor& got) {
+    if constexpr (!std::is_floating_point_v<D>) return false;  // cuda/unary.cu raises
+    else got = run_device<D, D>(dt, uo::IsFinite<D>{}, x);
+    return true;
+  });
+  const Tensor keep = tensor_from(shuffled(xs, 4));
+  check_case<D>("keep_where" + on, cpu_or_none([&] { return ember::keep_where(x, keep); }), xs, {}, [&](Tensor& got) {
+    got = run_device<D, D, D>(dt, uo::KeepWhere<D>{}, x, keep);
+    return true;
+  }, false);
+}
+
+// ---- binary ops
+
+// Whether ember's CPU kernels round a + alpha * b once, as the device's
+// fused() does: they do when their compiler contracts it to an FMA (the
+// default -march=native on an x86-64 with FMA units). Without, an add/sub
+// with alpha or a lerp may differ by an ulp, or give NaN for inf where
+// a * b overflows; that is then accepted (fma_tol).
+bool cpu_fuses_multiply_add() {
+  const float y = -0.49999997f;  // 2.5 * y needs more bits than a float holds
+  const Tensor r = ember::add(ember::full({1}, 1.0, DType::Float32), ember::full({1}, y, DType::Float32), 2.5);
+  return r.item().to_double() == static_cast<double>(std::fma(2.5f, y, 1.0f));
+}
+
+Tol fma_tol() {
+  static const bool fuses = cpu_fuses_multiply_add();
+  return fuses ? Tol{} : Tol{1, 0, true};
+}
+
+struct BinaryCase {
+  BinaryOp op;
+  std::string name;
+  Scalar alpha;
+  std::function<Tensor(const Tensor&, const Tensor&)> cpu;
+};
+
+template <class D> std::vector<BinaryCase> binary_cases() {
+  std::vector<Scalar> alphas;  // of the kind the front-end accepts for D
+  if constexpr (std::is_same_v<D, bool>) alphas = {true, false};
+  else if constexpr (is_float_v<D>) alphas = {1.0, 2.5, -1.0, 0.0};
+  else alphas = {int64_t{1}, int64_t{3}, int64_t{-1}, int64_t{0}};
+  std::vector<BinaryCase> cases;
+  for (const Scalar& a : alphas) {
+    const std::string s = "(alpha " + std::to_string(a.to_double()) + ")";
+    cases.push_back({BinaryOp::Add, "add" + s, a, [a](const Tensor& x, const Tensor& y) { return ember::add(x, y, a); }});
+    cases.push_back({BinaryOp::Sub, "sub" + s, a, [a](const Tensor& x, const Tensor& y) { return ember::sub(x, y, a); }});
+  }
+  using F = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::tuple<BinaryOp, const char*, F>> plain = {
+      {BinaryOp::Mul, "mul", [](const Tensor& x, const Tensor& y) { return ember::mul(x, y); }},
+      {BinaryOp::Div, "div", [](const Tensor& x, const Tensor& y) { return ember::div(x, y); }},
+      {BinaryOp::DivTrunc, "div(trunc)", [](const Tensor& x, const Tensor& y) { return ember::div(x, y, "trunc"); }},
+      {BinaryOp::DivFloor, "div(floor)", [](const Tensor& x, const Tensor& y) { return ember::div(x, y, "floor"); }},
+      {BinaryOp::Remainder, "remainder", [](const Tensor& x, const Tensor& y) { return ember::remainder(x, y); }},
+      {BinaryOp::Maximum, "maximum", [](const Tensor& x, const Tensor& y) { return ember::maximum(x, y); }},
+      {BinaryOp::Minimum, "minimum", [](const Tensor& x, const Tensor& y) { return ember::minimum(x, y); }},
+      {BinaryOp::BitwiseAnd, "bitwise_and", [](const Tensor& x, const Tensor& y) { return ember::bitwise_and(x, y); }},
+      {BinaryOp::BitwiseOr, "bitwise_or", [](const Tensor& x, const Tensor& y) { return ember::bitwise_or(x, y); }},
+      {BinaryOp::BitwiseXor, "bitwise_xor", [](const Tensor& x, const Tensor& y) { return ember::bitwise_xor(x, y); }},
+      {BinaryOp::Eq, "eq", [](const Tensor& x, const Tensor& y) { return ember::eq(x, y); }},
+      {BinaryOp::Ne, "ne", [](const Tensor& x, const Tensor& y) { return ember::ne(x, y); }},
+      {BinaryOp::Lt, "lt", [](const Tensor& x, const Tensor& y) { return ember::lt(x, y); }},
+      {BinaryOp::Le, "le", [](const Tensor& x, const Tensor& y) { return ember::le(x, y); }},
+      {BinaryOp::Gt, "gt", [](const Tensor& x, const Tensor& y) { return ember::gt(x, y); }},
+      {BinaryOp::Ge, "ge", [](const Tensor& x, const Tensor& y) { return ember::ge(x, y); }},
+      {BinaryOp::LogicalAnd, "logical_and", [](const Tensor& x, const Tensor& y) { return ember::logical_and(x, y); }},
+      {BinaryOp::LogicalOr, "logical_or", [](const Tensor& x, const Tensor& y) { return ember::logical_or(x, y); }},
+      {BinaryOp::LogicalXor, "logical_xor", [](const Tensor& x, const Tensor& y) { return ember::logical_xor(x, y); }},
+  };
+  for (const auto& [op, name, f] : plain) cases.push_back({op, name, int64_t{1}, f});
+  return cases;
+}
+
+template <class D> void check_binary() {
+  using C = compute_t<D>;
+  std::vector<D> xs, ys;
+  binary_inputs<D>(xs, ys);
+  const Tensor x = tensor_from(xs), y = tensor_from(ys);
+  const DType dt = x.dtype();
+  const std::string on = std::string(" on ") + ember::dtype_name(dt);
+  // Integer division by zero raises on the CPU: its reference divides by 1 there.
+  std::vector<bool> zero(ys.size(), false);
+  std::vector<D> safe_ys = ys;
+  if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool>) {
+    for (size_t i = 0; i < ys.size(); ++i) {
+      if (ys[i] == D(0)) zero[i] = true, safe_ys[i] = D(1);
+    }
+  }
+  const Tensor safe_y = tensor_from(safe_ys);
+  for (const BinaryCase& c : binary_cases<D>()) {
+    const bool divides = c.op == BinaryOp::DivTrunc || c.op == BinaryOp::DivFloor || c.op == BinaryOp::Remainder;
+    const bool to_bool = ember::is_bool_result(c.op);
+    // Comparisons of float16/bfloat16 reach CUDA as float32 (core/ops/binary.cpp): the float32 run covers them.
+    if (to_bool && is_half_v<D>) continue;
+    const Tensor want = cpu_or_none([&] { return c.cpu(x, divides ? safe_y : y); });
+    const DType out = to_bool ? DType::Bool : dt;
+    const bool sent = want.defined() && want.dtype() == out;
+    Tensor got;
+    bool has = false;
+    if (to_bool) {
+      if constexpr (!is_half_v<D>) has = bo::visit_compare<D>(c.op, [&](auto f) { got = run_device<bool, D, D>(out, f, x, y); });
+    } else if constexpr (std::is_same_v<D, bool>) {
+      has = bo::visit_bool_arithmetic(c.op, c.alpha, [&](auto f) { got = run_device<bool, bool, bool>(out, f, x, y); });
+    } else {
+      has = bo::visit_arithmetic<C>(c.op, c.alpha,
+                                    [&](auto f) { got = run_device<D, D, D>(out, bo::stored2_as<D, C>(f), x, y); });
+    }
+    INFO(c.name << on);
+    CHECK(has == sent);
+    if (!has || !sent) continue;
+    if (to_bool) {
+      compare<bool>(got, want, xs, {}, c.name + on, &ys);
+    } else {
+      const bool scaled = (c.op == BinaryOp::Add || c.op == BinaryOp::Sub) && c.alpha.to_double() != 1;
+      compare<D>(got, want, xs, scaled && is_float_v<D> ? fma_tol() : Tol{}, c.name + on, &ys, divides ? &zero : nullptr);
+      if (divides) {  // the device's documented answer to an integer division by zero
+        Report r{c.name + on + " by zero"};
+        for (size_t i = 0; i < ys.size(); ++i) {
+          if (zero[i] && bits_of(elems<D>(got)[i]) != 0) r.add(static_cast<int64_t>(i), "x " + show(xs[i]), as_double(elems<D>(got)[i]), 0);
+        }
+        r.check();
+      }
+    }
+  }
+}
+
+// logical_not, bitwise_not, where, lerp and masked_fill.
+template <class D> void check_binary_others() {
+  std::vector<D> xs, ys;
+  binary_inputs<D>(xs, ys);
+  const Tensor x = tensor_from(xs), y = tensor_from(ys);
+  const DType dt = x.dtype();
+  const std::string on = std::string(" on ") + ember::dtype_name(dt);
+  using U = typename kc::Bits<sizeof(D)>::type;
+
+  if constexpr (!is_half_v<D>) {  // half types reach logical_not as float32
+    check_case<bool>("logical_not" + on, cpu_or_none([&] { return ember::logical_not(x); }), std::vector<bool>(xs.size()),
+                     {}, [&](Tensor& got) {
+                       got = run_device<bool, D>(DType::Bool, bo::LogicalNot<D>{}, x);
+                       return true;
+                     });
+    const Tensor want = cpu_or_none([&] { return ember::bitwise_not(x); });
+    check_case<D>("bitwise_not" + on, want, xs, {}, [&](Tensor& got) {
+      if constexpr (std::is_same_v<D, bool>) got = run_device<bool, bool>(dt, bo::BoolNot{}, x);
+      else if constexpr (std::is_integral_v<D>) got = run_device<D, D>(dt, bo::BitNot<D>{}, x);
+      else return false;  // cuda/binary.cu raises
+      return true;
+    });
+  }
+
+  std::vector<bool> conds(xs.size());
+  for (size_t i = 0; i < conds.size(); ++i) conds[i] = (i * 7 + i / 5) % 3 == 0;
+  const Tensor cond = tensor_from(conds);
+  check_case<D>("where" + on, cpu_or_none([&] { return ember::where(cond, x, y); }), xs, {}, [&](Tensor& got) {
+    got = run_device<U, bool, U, U>(dt, bo::Select<U>{}, cond, x, y);
+    return true;
+  });
+
+  if constexpr (std::is_floating_point_v<D>) {  // half types reach lerp as float32
+    const std::vector<double> wv = {0, 1, 0.5, 0.25, -1, 2, 0.49999997, 0.50000006, NAN, kInf, -0.0, 0.75};
+    std::vector<D> ws;
+    for (size_t i = 0; i < xs.size(); ++i) ws.push_back(static_cast<D>(wv[i % wv.size()]));
+    const Tensor w = tensor_from(ws);
+    check_case<D>("lerp" + on, cpu_or_none([&] { return ember::lerp(x, y, w); }), xs, fma_tol(), [&](Tensor& got) {
+      got = run_device<D, D, D, D>(dt, bo::Lerp<D>{}, x, y, w);
+      return true;
+    });
+  }
+
+  std::vector<Scalar> values;
+  if constexpr (std::is_same_v<D, bool>) values = {true, false};
+  else if constexpr (is_float_v<D>) values = {0.0, -0.0, 2.5, NAN, -kInf, 1e10, 1e-30, 0.1};
+  else values = {int64_t{0}, int64_t{-1}, int64_t{127}, int64_t{1000}, int64_t{-70000}};
+  for (const Scalar& v : values) {
+    const Tensor want = cpu_or_none([&] { return ember::masked_fill(x, cond, ember::scalar_tensor(v)); });
+    check_case<D>("masked_fill(" + std::to_string(v.to_double()) + ")" + on, want, xs, {}, [&](Tensor& got) {
+      // cuda/binary.cu's scalar_as: the half types through float, others Scalar::to.
+      D d;
+      if constexpr (is_half_v<D>) d = from_double<D>(static_cast<float>(v.to_double()));
+      else d = v.to<D>();
+      U bits;
+      std::memcpy(&bits, &d, sizeof(D));
+      got = run_device<U, U, bool>(dt, bo::FillWhere<U>{bits}, x, cond);
+      return true;
+    });
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cuda unary formulas (host emulation) match the CPU ops in every dtype", "[elementwise_emulation]") {
@@ -394,4 +706,40 @@ TEST_CASE("cuda unary formulas (host emulation) match the CPU ops in every dtype
   check_unary<int32_t>();
   check_unary<int64_t>();
   check_unary<bool>();
+}
+
+TEST_CASE("cuda softplus / clamp / pow / nan_to_num / mask formulas (host emulation) match the CPU ops",
+          "[elementwise_emulation]") {
+  check_unary_params<float>();
+  check_unary_params<double>();
+  check_unary_params<uint8_t>();
+  check_unary_params<int8_t>();
+  check_unary_params<int32_t>();
+  check_unary_params<int64_t>();
+  check_unary_params<bool>();
+}
+
+TEST_CASE("cuda binary formulas (host emulation) match the CPU ops in every dtype", "[elementwise_emulation]") {
+  check_binary<float>();
+  check_binary<double>();
+  check_binary<__half>();
+  check_binary<__nv_bfloat16>();
+  check_binary<uint8_t>();
+  check_binary<int8_t>();
+  check_binary<int32_t>();
+  check_binary<int64_t>();
+  check_binary<bool>();
+}
+
+TEST_CASE("cuda logical_not / bitwise_not / where / lerp / masked_fill formulas (host emulation) match the CPU ops",
+          "[elementwise_emulation]") {
+  check_binary_others<float>();
+  check_binary_others<double>();
+  check_binary_others<__half>();
+  check_binary_others<__nv_bfloat16>();
+  check_binary_others<uint8_t>();
+  check_binary_others<int8_t>();
+  check_binary_others<int32_t>();
+  check_binary_others<int64_t>();
+  check_binary_others<bool>();
 }
