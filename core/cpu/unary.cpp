@@ -31,6 +31,7 @@ bool common_op(UnaryOp op, const TensorIterator& it) {
     case UnaryOp::Neg: map<T, T>(it, [](T x) { return static_cast<T>(-x); }); return true;
     case UnaryOp::Abs:
       if constexpr (std::is_unsigned_v<T>) map<T, T>(it, [](T x) { return x; });
+      else if constexpr (std::is_floating_point_v<T>) map<T, T>(it, [](T x) { return std::fabs(x); });  // -0 -> +0
       else map<T, T>(it, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
       return true;
     case UnaryOp::Sign:

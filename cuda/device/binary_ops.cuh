@@ -20,6 +20,7 @@
 #include <ember/core/scalar.h>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/math.cuh>
+#include <ember/cuda/device/unary_ops.cuh>  // wrap
 
 namespace ember::cuda::binary_ops {
 namespace {  // one copy per including file (the .cu, or its emulation test)
@@ -115,23 +116,30 @@ __device__ inline T fused(T a, T b, T c) {
 }
 
 // ---- arithmetic
-template <class T> struct Add { __device__ T operator()(T a, T b) const { return static_cast<T>(a + b); } };
+// Integers run in wrap_t (cuda/device/unary_ops.cuh): overflow wraps around.
+template <class T> struct Add {
+  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) + wrap(b)); }
+};
 template <class T> struct AddScaled {
   T alpha;
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return fused(alpha, b, a);
-    else return static_cast<T>(a + alpha * b);
+    else return static_cast<T>(wrap(a) + wrap(alpha) * wrap(b));
   }
 };
-template <class T> struct Sub { __device__ T operator()(T a, T b) const { return static_cast<T>(a - b); } };
+template <class T> struct Sub {
+  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) - wrap(b)); }
+};
 template <class T> struct SubScaled {
   T alpha;
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return fused(-alpha, b, a);
-    else return static_cast<T>(a - alpha * b);
+    else return static_cast<T>(wrap(a) - wrap(alpha) * wrap(b));
   }
 };
-template <class T> struct Mul { __device__ T operator()(T a, T b) const { return static_cast<T>(a * b); } };
+template <class T> struct Mul {
+  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) * wrap(b)); }
+};
 template <class T> struct Div { __device__ T operator()(T a, T b) const { return static_cast<T>(a / b); } };
 template <class T> struct DivTrunc {
   __device__ T operator()(T a, T b) const {

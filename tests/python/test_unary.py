@@ -205,6 +205,19 @@ def test_half_types_compute_in_float32():
     assert ember.abs(b).float().tolist() == [1.5, 2.0]
 
 
+def test_abs_of_negative_zero_is_positive_zero():
+    # numpy and PyTorch clear the sign bit (the CUDA kernel uses fabs too).
+    for dtype in (ember.float32, ember.float64, ember.float16, ember.bfloat16):
+        x = ember.tensor([-0.0, 0.0, -1.5], dtype=dtype)
+        got = ember.abs(x).float().numpy()
+        assert not np.signbit(got).any(), (dtype, got)
+        assert got.tolist() == [0.0, 0.0, 1.5]
+        y = x.clone()
+        y.abs_()
+        assert not np.signbit(y.float().numpy()).any()
+    np.testing.assert_array_equal(np.signbit(np.abs(np.array([-0.0]))), [False])
+
+
 def test_special_values():
     nan, inf = float("nan"), float("inf")
     x = ember.tensor([nan, inf, -inf, 1.5])
