@@ -9,7 +9,7 @@
 //   values are read back to the host.
 // - nonzero: per-tile counts, their prefix sum (ember::cumsum), then an
 //   in-tile scan that writes each element's coordinates at its row-major rank.
-// - tril_triu: one thread per output element.
+// - tril_triu: one thread per output element (cuda/device/index_kernels.cuh).
 #include <ember/cuda/index.h>
 
 #include <cstdint>
@@ -154,32 +154,6 @@ Tiles count_tiles(const Tensor& x) {
   return r;
 }
 
-// ---- tril / triu --------------------------------------------------------------------------------
-
-struct TriGeometry {
-  int nbatch;
-  int64_t batch_shape[kMaxDims];
-  int64_t batch_strides[kMaxDims];
-  int64_t rows, cols, row_stride, col_stride;
-};
-
-template <class U>
-__global__ void tril_triu_kernel(U* out, const U* x, TriGeometry g, int64_t n, int64_t diagonal, bool lower) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t j = i % g.cols;
-    const int64_t r = (i / g.cols) % g.rows;
-    int64_t batch = i / (g.cols * g.rows);
-    int64_t off = r * g.row_stride + j * g.col_stride;
-    for (int d = g.nbatch - 1; d >= 0; --d) {
-      off += (batch % g.batch_shape[d]) * g.batch_strides[d];
-      batch /= g.batch_shape[d];
-    }
-    const bool keep = lower ? j - r <= diagonal : j - r >= diagonal;
-    out[i] = keep ? x[off] : U(0);  // all-zero bits are 0 in every dtype
-  }
-}
-
 }  // namespace
 
 void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
@@ -277,22 +251,13 @@ Tensor nonzero(const Tensor& x) {
 void tril_triu(Tensor& out, const Tensor& x, int64_t diagonal, bool lower) {
   const char* name = lower ? "tril" : "triu";
   const int64_t nd = x.dim();
-  EMBER_CHECK(nd >= 2 && nd - 2 <= kMaxDims, NotImplementedError, name, ": expected 2 to ", kMaxDims + 2,
-              " dimensions on CUDA, got ", nd);
+  EMBER_CHECK(nd >= 2 && nd - 2 <= kTriMaxBatchDims, NotImplementedError, name, ": expected 2 to ",
+              kTriMaxBatchDims + 2, " dimensions on CUDA, got ", nd);
   EMBER_CHECK(out.is_contiguous() && out.shape() == x.shape() && out.dtype() == x.dtype(), Error, name,
               ": expected a contiguous output of the input's shape and dtype");
   const int64_t n = out.numel();
   if (n == 0) return;
-  TriGeometry g{};
-  g.nbatch = static_cast<int>(nd - 2);
-  for (int d = 0; d < g.nbatch; ++d) {
-    g.batch_shape[d] = x.size(d);
-    g.batch_strides[d] = x.stride(d);
-  }
-  g.rows = x.size(nd - 2);
-  g.cols = x.size(nd - 1);
-  g.row_stride = x.stride(nd - 2);
-  g.col_stride = x.stride(nd - 1);
+  const TriGeometry g = tri_geometry(x.shape(), x.strides());
   const int device = x.device().index;
   DeviceGuard guard(device);
   dispatch_bits(x.element_size(), name, [&](auto tag) {

@@ -1,9 +1,10 @@
 // The index family's gather / scatter kernel (cuda/index.cu launches it): one
 // thread per element of the iteration shape, in a grid-stride loop; the
 // operands' offsets come from cuda/index_layout.h, and an op moves the
-// element (gather, scatter) or adds it atomically (accumulate). Device code
-// only, in a header so that tests/cpp/test_index_emulation.cpp runs the same
-// source on the CPU (tests/cpp/cuda_emulation.h).
+// element (gather, scatter) or adds it atomically (accumulate). And tril /
+// triu's kernel. Device code (and the host geometry it takes), in a header so
+// that tests/cpp/test_index_emulation.cpp and test_tril_triu_emulation.cpp run
+// the same source on the CPU (tests/cpp/cuda_emulation.h).
 #pragma once
 #include <cstdint>
 
@@ -12,6 +13,7 @@
 #include <cuda_fp16.h>
 #endif
 
+#include <ember/core/shape.h>
 #include <ember/cuda/index_layout.h>
 
 namespace ember::cuda {
@@ -65,6 +67,53 @@ struct AddOp {
   const T* values;
   __device__ void operator()(int64_t plain, int64_t indexed) const { atomic_add(dst + indexed, values[plain]); }
 };
+
+// ---- tril / triu: out (contiguous) = x's [..., rows, cols] matrices with the
+// elements above (tril) or below (triu) `diagonal` zeroed.
+
+constexpr int kTriMaxBatchDims = 16;
+
+// x's layout: batch dims, then the matrix dims (strides in elements).
+struct TriGeometry {
+  int nbatch;
+  int64_t batch_shape[kTriMaxBatchDims];
+  int64_t batch_strides[kTriMaxBatchDims];
+  int64_t rows, cols, row_stride, col_stride;
+};
+
+// x's shape and strides, 2 to kTriMaxBatchDims + 2 dims (the caller checks).
+inline TriGeometry tri_geometry(const Shape& shape, const Strides& strides) {
+  const int nd = static_cast<int>(shape.size());
+  TriGeometry g{};
+  g.nbatch = nd - 2;
+  for (int d = 0; d < g.nbatch; ++d) {
+    g.batch_shape[d] = shape[d];
+    g.batch_strides[d] = strides[d];
+  }
+  g.rows = shape[nd - 2];
+  g.cols = shape[nd - 1];
+  g.row_stride = strides[nd - 2];
+  g.col_stride = strides[nd - 1];
+  return g;
+}
+
+// One thread per output element i (n = out's numel > 0), in a grid-stride loop.
+template <class U>
+__global__ void tril_triu_kernel(U* out, const U* x, TriGeometry g, int64_t n, int64_t diagonal, bool lower) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t j = i % g.cols;
+    const int64_t r = (i / g.cols) % g.rows;
+    int64_t batch = i / (g.cols * g.rows);
+    int64_t off = r * g.row_stride + j * g.col_stride;
+    for (int d = g.nbatch - 1; d >= 0; --d) {
+      off += (batch % g.batch_shape[d]) * g.batch_strides[d];
+      batch /= g.batch_shape[d];
+    }
+    const bool keep = lower ? j - r <= diagonal : j - r >= diagonal;
+    out[i] = keep ? x[off] : U(0);  // all-zero bits are 0 in every dtype
+  }
+}
 
 }  // namespace
 }  // namespace ember::cuda
