@@ -67,7 +67,8 @@ Tensor values_of_shape(const Shape& shape, DType dtype, std::mt19937& rng) {
   for (int64_t s : shape) n *= s;
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    v[static_cast<size_t>(i)] = dtype == DType::Bool ? (rng() % 5 != 0) : static_cast<double>(i % 100 + 1) * (i % 2 ? -1 : 1);
+    const double value = static_cast<double>(i % 100 + 1) * (i % 2 ? -1 : 1);
+    v[static_cast<size_t>(i)] = dtype == DType::Bool ? (rng() % 5 != 0) : value;
   }
   if (dtype == DType::UInt8) {
     for (double& d : v) d = std::fabs(d);
