@@ -96,7 +96,7 @@ T scalar_as(const Scalar& s) {
 
 void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(a, out), y = on_device_of(b, out);
+  const Tensor x = kernel_operand(a, out), y = kernel_operand(b, out);
   TensorIterator it({out, x, y});
   if (it.numel() == 0) return;
   if (!is_bool_result(op) && a.dtype() == DType::Float16) return arithmetic<float, __half>(op, it, alpha);
@@ -106,7 +106,7 @@ void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Sc
 
 void logical_not(Tensor& out, const Tensor& a) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(a, out);
+  const Tensor x = kernel_operand(a, out);
   TensorIterator it({out, x});
   if (it.numel() == 0) return;
   dispatch_math(a.dtype(), "logical_not", [&](auto tag) { logical_not_typed<typename decltype(tag)::type>(it); });
@@ -114,7 +114,7 @@ void logical_not(Tensor& out, const Tensor& a) {
 
 void bitwise_not(Tensor& out, const Tensor& a) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(a, out);
+  const Tensor x = kernel_operand(a, out);
   TensorIterator it({out, x});
   if (it.numel() == 0) return;
   dispatch_math(a.dtype(), "bitwise_not", [&](auto tag) { bitwise_not_typed<typename decltype(tag)::type>(it); });
@@ -122,7 +122,7 @@ void bitwise_not(Tensor& out, const Tensor& a) {
 
 void where(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   DeviceGuard guard(out.device().index);
-  const Tensor c = on_device_of(cond, out), x = on_device_of(a, out), y = on_device_of(b, out);
+  const Tensor c = kernel_operand(cond, out), x = kernel_operand(a, out), y = kernel_operand(b, out);
   TensorIterator it({out, c, x, y});
   if (it.numel() == 0) return;
   switch (itemsize(out.dtype())) {
@@ -135,7 +135,7 @@ void where(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 void lerp(Tensor& out, const Tensor& start, const Tensor& end, const Tensor& weight) {
   DeviceGuard guard(out.device().index);
-  const Tensor s = on_device_of(start, out), e = on_device_of(end, out), w = on_device_of(weight, out);
+  const Tensor s = kernel_operand(start, out), e = kernel_operand(end, out), w = kernel_operand(weight, out);
   TensorIterator it({out, s, e, w});
   if (it.numel() == 0) return;
   dispatch_math(out.dtype(), "lerp", [&](auto tag) { lerp_typed<typename decltype(tag)::type>(it); });
@@ -143,7 +143,7 @@ void lerp(Tensor& out, const Tensor& start, const Tensor& end, const Tensor& wei
 
 void masked_fill(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(self, out), m = on_device_of(mask, out);
+  const Tensor x = kernel_operand(self, out), m = kernel_operand(mask, out);
   TensorIterator it({out, x, m});
   if (it.numel() == 0) return;
   dispatch(out.dtype(), "masked_fill", [&](auto tag) {

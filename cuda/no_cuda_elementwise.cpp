@@ -27,7 +27,7 @@ void nan_to_num(Tensor&, const Tensor&, double, double, double) { no_cuda("nan_t
 void in_range_mask(Tensor&, const Tensor&, std::optional<double>, std::optional<double>) { no_cuda("in_range_mask"); }
 void isfinite_mask(Tensor&, const Tensor&) { no_cuda("isfinite_mask"); }
 void keep_where(Tensor&, const Tensor&, const Tensor&) { no_cuda("keep_where"); }
-Tensor on_device_of(const Tensor& t, const Tensor&) { return t; }
+Tensor kernel_operand(const Tensor& t, const Tensor&) { return t; }
 
 void binary(BinaryOp, Tensor&, const Tensor&, const Tensor&, const Scalar&) { no_cuda("binary"); }
 void logical_not(Tensor&, const Tensor&) { no_cuda("logical_not"); }

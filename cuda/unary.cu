@@ -99,21 +99,17 @@ void keep_where_typed(const TensorIterator& it) {
 
 }  // namespace
 
-Tensor on_device_of(const Tensor& t, const Tensor& like) {
+Tensor kernel_operand(const Tensor& t, const Tensor& like) {
   if (!t.defined() || t.device() == like.device()) return t;
-  if (t.device().is_cpu() && t.dim() == 0) {
-    // A number (x * 2): a fill kernel takes it as an argument, with no
-    // synchronizing host-to-device copy.
-    Tensor d = empty({}, t.dtype(), like.device());
-    fill(d, t.item());
-    return d;
-  }
+  // A number (the 2 of x * 2) stays on the CPU: the elementwise launcher
+  // passes its value in the kernel's arguments (no fill kernel, no copy).
+  if (t.device().is_cpu() && t.dim() == 0) return t;
   return t.to(like.device());
 }
 
 void unary(UnaryOp op, Tensor& out, const Tensor& in) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   if (out.dtype() == DType::Float16) return unary_typed<float, __half>(op, it);
   if (out.dtype() == DType::BFloat16) return unary_typed<float, __nv_bfloat16>(op, it);
@@ -122,62 +118,62 @@ void unary(UnaryOp op, Tensor& out, const Tensor& in) {
 
 void softplus(Tensor& out, const Tensor& in, double beta, double threshold) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "softplus", softplus_typed<T>(it, beta, threshold));
 }
 
 void clamp(Tensor& out, const Tensor& in, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "clamp", clamp_typed<T>(it, lo, hi));
 }
 
 void clamp_tensor(Tensor& out, const Tensor& in, const Tensor& lo, const Tensor& hi) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out), l = on_device_of(lo, out), h = on_device_of(hi, out);
+  const Tensor x = kernel_operand(in, out), l = kernel_operand(lo, out), h = kernel_operand(hi, out);
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "clamp", clamp_tensor_typed<T>(out, x, l, h));
 }
 
 void pow_scalar(Tensor& out, const Tensor& in, const Scalar& exponent) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "pow", pow_scalar_typed<T>(it, exponent));
 }
 
 void pow(Tensor& out, const Tensor& base, const Tensor& exponent) {
   DeviceGuard guard(out.device().index);
-  const Tensor b = on_device_of(base, out), e = on_device_of(exponent, out);
+  const Tensor b = kernel_operand(base, out), e = kernel_operand(exponent, out);
   TensorIterator it({out, b, e});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "pow", pow_typed<T>(it));
 }
 
 void nan_to_num(Tensor& out, const Tensor& in, double nan, double posinf, double neginf) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "nan_to_num", nan_to_num_typed<T>(it, nan, posinf, neginf));
 }
 
 void in_range_mask(Tensor& out, const Tensor& in, std::optional<double> lo, std::optional<double> hi) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "in_range_mask", in_range_mask_typed<T>(it, lo, hi));
 }
 
 void isfinite_mask(Tensor& out, const Tensor& in) {
   DeviceGuard guard(out.device().index);
-  const Tensor x = on_device_of(in, out);
+  const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "isfinite_mask", isfinite_mask_typed<T>(it));
 }
 
 void keep_where(Tensor& out, const Tensor& value, const Tensor& keep) {
   DeviceGuard guard(out.device().index);
-  const Tensor v = on_device_of(value, out), k = on_device_of(keep, out);
+  const Tensor v = kernel_operand(value, out), k = kernel_operand(keep, out);
   TensorIterator it({out, v, k});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "keep_where", keep_where_typed<T>(it));
 }

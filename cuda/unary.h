@@ -22,8 +22,10 @@ void in_range_mask(Tensor& out, const Tensor& in, std::optional<double> lo, std:
 void isfinite_mask(Tensor& out, const Tensor& in);
 void keep_where(Tensor& out, const Tensor& value, const Tensor& keep);
 
-// A CPU 0-d operand (a wrapped Python number) copied to `like`'s device;
-// other tensors unchanged.
-Tensor on_device_of(const Tensor& t, const Tensor& like);
+// An input as the elementwise launcher takes it for an output like `like`:
+// tensors on its device unchanged, a CPU 0-d operand (a wrapped Python
+// number) unchanged too (its value travels in the launch arguments), any
+// other tensor copied to the device.
+Tensor kernel_operand(const Tensor& t, const Tensor& like);
 
 }  // namespace ember::cuda

@@ -1,0 +1,83 @@
+"""Python numbers (CPU 0-d tensors) as operands of CUDA elementwise ops: the
+launcher (cuda/device/loops.cuh) passes their value in the kernel's arguments
+instead of filling a device scalar first. Results must equal the CPU's, on the
+left and on the right, in every dtype and layout, and the op must allocate
+nothing but its output.
+
+Every test needs a CUDA GPU and skips, saying why, without one.
+"""
+import numpy as np
+import pytest
+
+import ember
+
+AVAILABLE = ember._C._cuda.is_available()
+REASON = ember._C._cuda.unavailable_reason()
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+
+CASES = []  # no OpCase rows: these compare two backends
+
+DTYPES = [ember.float32, ember.float64, ember.float16, ember.bfloat16, ember.int32, ember.int64, ember.uint8]
+
+NUMBER_OPS = {
+    "x + 3": lambda x: x + 3,
+    "3 + x": lambda x: 3 + x,
+    "x - 2": lambda x: x - 2,
+    "2 - x": lambda x: 2 - x,
+    "x * 2": lambda x: x * 2,
+    "x * 0.5": lambda x: x * 0.5,
+    "x / 4": lambda x: x / 4,
+    "5 / x": lambda x: 5 / (x + 100),
+    "x ** 2": lambda x: x ** 2,
+    "x > 1": lambda x: x > 1,
+    "x == 2": lambda x: x == 2,
+    "maximum(x, 0-d)": lambda x: ember.maximum(x, ember.tensor(1, dtype=x.dtype)),
+    "where(x > 1, x, 0-d)": lambda x: ember.where(x > 1, x, ember.tensor(7, dtype=x.dtype)),
+    "clamp(x, 0-d, 0-d)": lambda x: ember.clamp(x, ember.tensor(1, dtype=x.dtype), ember.tensor(5, dtype=x.dtype)),
+    "x.add_(1)": lambda x: x.clone().add_(1),
+}
+
+
+def layouts(n=1031):
+    """(name, CPU tensor) pairs: contiguous (odd length: vector tails), strided, transposed."""
+    base = ember.tensor(np.arange(2 * n, dtype=np.float64) % 9)
+    yield "contiguous", base[:n]
+    yield "every other element", base[::2]
+    yield "transposed", base[: 30 * 20].reshape(30, 20).t()
+    yield "offset by one element", base[1 : n + 1]
+
+
+@pytest.mark.parametrize("name", list(NUMBER_OPS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_number_operand_matches_cpu(name, dtype):
+    fn = NUMBER_OPS[name]
+    if dtype == ember.uint8 and name in ("2 - x", "x - 2"):
+        pytest.skip("uint8 wraps: compared in the int dtypes")
+    for layout, x in layouts():
+        x = x.to(dtype)
+        want = fn(x)
+        got = fn(x.cuda())
+        assert got.is_cuda and got.dtype == want.dtype, (layout, got.dtype, want.dtype)
+        tol = 1e-2 if dtype in (ember.float16, ember.bfloat16) else 1e-6
+        np.testing.assert_allclose(got.cpu().to(ember.float64).numpy(), want.to(ember.float64).numpy(),
+                                   rtol=tol, atol=tol, err_msg=f"{name} on {layout}")
+
+
+def test_number_operand_allocates_only_the_output():
+    x = ember.ones(1 << 20, device="cuda")
+    y = x * 2  # warm the cache for this size
+    del y
+    ember.cuda.synchronize()
+    before = ember.cuda.memory_stats()["active_blocks"]
+    y = x * 2.5
+    assert ember.cuda.memory_stats()["active_blocks"] == before + 1  # the output, no device scalar
+    assert float(y[123].item()) == 2.5
+
+
+def test_half_number_rounds_like_the_cpu():
+    # 0.1 is not representable in half types: both backends round the number
+    # to the tensor's dtype first, then compute in float32 and round once.
+    for dtype in (ember.float16, ember.bfloat16):
+        x = ember.linspace(-4, 4, 257).to(dtype)
+        assert bool(((x * 0.1) == (x.cuda() * 0.1).cpu()).all()), dtype
+        assert bool(((x + 1e-3) == (x.cuda() + 1e-3).cpu()).all()), dtype
