@@ -4,7 +4,8 @@
 //   (cuda/index_layout.h, shared with the host tests), in 32-bit arithmetic
 //   when every offset fits, and each index tensor adds its wrapped value
 //   times the indexed dim's stride. Plain copies move
-//   elements as 1/2/4/8-byte words; accumulate uses atomicAdd.
+//   elements as 1/2/4/8-byte words; accumulate uses atomicAdd (a
+//   compare-and-swap loop on the enclosing word for 8-bit integers).
 // - min_max (range checks, one_hot): a two-pass block reduction whose two
 //   values are read back to the host.
 // - nonzero: per-tile counts, their prefix sum (ember::cumsum), then an
@@ -115,12 +116,11 @@ void dispatch_accumulate(DType d, const char* op, F&& f) {
     case DType::BFloat16: return f(__nv_bfloat16{});
     case DType::Int32: return f(int32_t{});
     case DType::Int64: return f(int64_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt8: return f(uint8_t{});
     case DType::Bool: return f(bool{});
-    default: break;
   }
-  throw NotImplementedError(str(op, ": accumulating into ", dtype_name(d),
-                                " tensors is not implemented on CUDA (float32, float64, float16, bfloat16, int32, "
-                                "int64 and bool are)"));
+  throw NotImplementedError(str(op, ": accumulating into ", dtype_name(d), " tensors is not implemented on CUDA"));
 }
 
 // x as contiguous 0/1 bytes: nonzero means != 0 (NaN counts, -0.0 does not).

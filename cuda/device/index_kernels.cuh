@@ -55,6 +55,24 @@ __device__ inline void atomic_add(int64_t* p, int64_t v) {
   static_assert(sizeof(int64_t) == sizeof(unsigned long long), "int64_t must be 64-bit");
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
+// 8-bit integers have no native atomic add: a compare-and-swap loop on the
+// aligned 32-bit word that holds the byte rewrites the other three bytes
+// unchanged. The word stays inside the allocation: blocks start 512-byte
+// aligned and are sized in multiples of 512. The sum wraps, as on the CPU.
+template <class B>
+__device__ inline void atomic_add_byte(B* p, B v) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
+  const unsigned int shift = static_cast<unsigned int>(addr & 3u) * 8u;
+  unsigned int old = *word, assumed;
+  do {
+    assumed = old;
+    const unsigned int sum = ((assumed >> shift) + static_cast<uint8_t>(v)) & 0xFFu;
+    old = atomicCAS(word, assumed, (assumed & ~(0xFFu << shift)) | (sum << shift));
+  } while (old != assumed);
+}
+__device__ inline void atomic_add(int8_t* p, int8_t v) { atomic_add_byte(p, v); }
+__device__ inline void atomic_add(uint8_t* p, uint8_t v) { atomic_add_byte(p, v); }
 // bool accumulates as a logical or (as on the CPU): only true is ever
 // written, so racing writers agree.
 __device__ inline void atomic_add(bool* p, bool v) {

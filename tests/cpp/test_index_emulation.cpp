@@ -103,6 +103,8 @@ void with_accumulate_type(DType d, F&& f) {
     case DType::BFloat16: return f(__nv_bfloat16{});
     case DType::Int32: return f(int32_t{});
     case DType::Int64: return f(int64_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt8: return f(uint8_t{});
     default: REQUIRE(d == DType::Bool); return f(bool{});
   }
 }
@@ -221,8 +223,8 @@ TEST_CASE("index scatter kernels (host emulation): plain and accumulate with dup
   scatter_case(7, 5, 4, DType::Float32, false, 11);
   scatter_case(9, 3, 9, DType::Float16, false, 12);
   scatter_case(6, 4, 6, DType::Int64, false, 13);
-  const DType all[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
-                       DType::Int32,   DType::Int64,   DType::Bool};
+  const DType all[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32,
+                       DType::Int64,   DType::Int8,    DType::UInt8,    DType::Bool};
   unsigned seed = 20;
   for (DType d : all) scatter_case(5, 6, 40, d, true, seed++);
 }
