@@ -28,6 +28,7 @@ TensorIterator::TensorIterator(const std::vector<Tensor>& operands) {
     }
     data_.push_back(static_cast<char*>(op.data_ptr()));
     on_cpu_.push_back(op.device().is_cpu() ? 1 : 0);
+    element_sizes_.push_back(item);
   }
 
   // Drop size-1 dims, then merge dim i into i+1 when every operand steps

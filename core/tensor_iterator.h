@@ -24,6 +24,7 @@ class TensorIterator {
   char* data(int t) const { return data_[t]; }
   // Whether operand t is a CPU tensor (a CUDA op's 0-d number operand).
   bool on_cpu(int t) const { return on_cpu_[t] != 0; }
+  int64_t element_size(int t) const { return element_sizes_[t]; }
 
   // Calls loop(ptrs, inner_strides, n) over rows of the iteration space for
   // elements [begin, end): ptrs[t] points at operand t's first element of the
@@ -36,6 +37,7 @@ class TensorIterator {
   std::vector<std::vector<int64_t>> strides_;
   std::vector<char*> data_;
   std::vector<uint8_t> on_cpu_;
+  std::vector<int64_t> element_sizes_;
   int64_t numel_ = 0;
 };
 

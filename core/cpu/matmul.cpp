@@ -81,31 +81,6 @@ Operand prepare(const Tensor& t, int64_t batch_numel, bool need_blas_layout) {
   return op;
 }
 
-// When b is the same matrix for every batch entry and a's batch and row dims
-// fold into one strided dim, the batch is one tall gemm: returns the row
-// stride of that folded dim, or -1.
-int64_t folded_row_stride(const Tensor& a, const Tensor& b) {
-  const int64_t nd = a.dim();
-  for (int64_t d = 0; d < nd - 2; ++d) {
-    if (b.size(d) != 1 && b.stride(d) != 0) return -1;
-  }
-  if (a.stride(nd - 1) != 1 && a.size(nd - 1) > 1) return -1;
-  int64_t stride = -1, expected = -1;
-  for (int64_t d = nd - 2; d >= 0; --d) {
-    if (a.size(d) == 1) continue;
-    if (stride < 0) {
-      stride = a.stride(d);
-      expected = stride * a.size(d);
-    } else if (a.stride(d) == expected) {
-      expected *= a.size(d);
-    } else {
-      return -1;
-    }
-  }
-  if (stride < 0) stride = std::max<int64_t>(a.size(nd - 1), 1);
-  return stride >= std::max<int64_t>(a.size(nd - 1), 1) ? stride : -1;
-}
-
 void check_blas_size(int64_t v) {
   EMBER_CHECK(v <= INT_MAX, Error, "matmul: a matrix dimension or stride of ", v,
               " exceeds what the BLAS accepts (32-bit sizes)");
@@ -184,18 +159,6 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, d
       for (int64_t i = 0; i < out.numel(); ++i) p[i] = beta == 0 ? T(0) : static_cast<T>(beta * p[i]);
     });
     return;
-  }
-
-  // A batch that shares one right-hand matrix is a single tall product.
-  if (use_blas && batch > 1) {
-    const int64_t rs = folded_row_stride(a, b);
-    if (rs >= 0) {
-      const Tensor a2 = make_view(a, {batch * M, K}, {rs, 1}, a.storage_offset());
-      const Tensor b2 = make_view(b, {K, N}, {b.stride(nd - 2), b.stride(nd - 1)}, b.storage_offset());
-      const Tensor o2 = make_view(out, {batch * M, N}, {N, 1}, out.storage_offset());
-      matmul(o2, a2, b2, alpha, beta);
-      return;
-    }
   }
 
   const Operand oa = prepare(a, batch, use_blas);

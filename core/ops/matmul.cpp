@@ -17,8 +17,9 @@
 #include <ember/cuda/cuda_api.h>
 #include <ember/cuda/matmul.h>
 
+#include <algorithm>
 #include <atomic>
-#include <optional>
+#include <climits>
 
 namespace ember {
 
@@ -63,22 +64,30 @@ Tensor expand_to(const Tensor& t, const Shape& batch, const Shape& matrix, const
   return make_view(t, shape, strides, t.storage_offset());
 }
 
-// When t's leading dims (every dim but the last) walk memory with one stride,
-// returns it: t is then a [rows, K] matrix with that row stride. Size-1 dims
-// are skipped; no rows at all gives `fallback`.
-std::optional<int64_t> rows_stride(const Tensor& t, int64_t fallback) {
-  std::optional<int64_t> stride;
-  int64_t span = 0;  // stride * size of the innermost non-trivial dim seen so far
-  for (int64_t i = t.dim() - 2; i >= 0; --i) {
-    if (t.size(i) == 1) continue;
-    if (!stride) {
-      stride = t.stride(i);
-    } else if (t.stride(i) != span) {
-      return std::nullopt;
-    }
-    span = t.stride(i) * t.size(i);
+// When b (an expanded [batch..., K, N] view) is the same matrix for every
+// batch entry and a's ([batch..., M, K]) batch and row dims fold into one
+// strided dim with unit column stride, the batch is one tall GEMM: returns the
+// row stride of that folded dim, or -1.
+int64_t folded_row_stride(const Tensor& a, const Tensor& b) {
+  const int64_t nd = a.dim(), K = a.size(nd - 1);
+  for (int64_t d = 0; d < nd - 2; ++d) {
+    if (b.size(d) != 1 && b.stride(d) != 0) return -1;
   }
-  return stride ? stride : std::optional<int64_t>(fallback);
+  if (a.stride(nd - 1) != 1 && K > 1) return -1;
+  int64_t stride = -1, expected = -1;
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    if (a.size(d) == 1) continue;
+    if (stride < 0) {
+      stride = a.stride(d);
+      expected = stride * a.size(d);
+    } else if (a.stride(d) == expected) {
+      expected *= a.size(d);
+    } else {
+      return -1;
+    }
+  }
+  if (stride < 0) stride = std::max<int64_t>(K, 1);
+  return stride >= std::max<int64_t>(K, 1) ? stride : -1;  // a stride-0 (expanded) row stays batched
 }
 
 // a @ b by matmul's rules, without autograd. `bias` (already cast and
@@ -122,14 +131,15 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
   const Strides a_ms = a_vec ? Strides{K * ac.stride(0), ac.stride(0)} : Strides{ac.stride(-2 + ac.dim()), ac.stride(ac.dim() - 1)};
   const Strides b_ms = b_vec ? Strides{bc.stride(0), 1} : Strides{bc.stride(-2 + bc.dim()), bc.stride(bc.dim() - 1)};
   Tensor av = expand_to(ac, batch, {M, K}, a_ms), bv = expand_to(bc, batch, {K, N}, b_ms);
-  // [batch..., M, K] @ [K, N] (a Linear layer's weight) is one [batch * M, K]
-  // GEMM when a's rows collapse: one large call instead of a batched one.
-  if (!a_vec && b.dim() == 2 && a.dim() > 2) {
-    if (const auto rs = rows_stride(ac, K)) {
-      int64_t rows = 1;
-      for (int64_t i = 0; i + 1 < ac.dim(); ++i) rows *= ac.size(i);
-      av = make_view(ac, {rows, K}, {*rs, a_ms[1]}, ac.storage_offset());
-      bv = make_view(bc, {K, N}, b_ms, bc.storage_offset());
+  // [batch..., M, K] @ one shared [K, N] (a Linear layer's weight) is one
+  // [batch * M, K] GEMM when a's rows fold: one large call instead of a
+  // batched one. Past 2^31 rows the batched call keeps each GEMM in cuBLAS's
+  // and the BLAS's 32-bit sizes.
+  if (!batch.empty()) {
+    const int64_t rs = folded_row_stride(av, bv), rows = numel_of(batch) * M;
+    if (rs >= 0 && rows <= INT_MAX) {
+      av = make_view(av, {rows, K}, {rs, 1}, av.storage_offset());
+      bv = make_view(bv, {K, N}, b_ms, bv.storage_offset());
       out_view = make_view(out, {rows, N}, {N, 1}, 0);
       batch.clear();
     }

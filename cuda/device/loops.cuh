@@ -59,6 +59,9 @@ Scalars<NT> scalar_inputs(const TensorIterator& iter, const int64_t* sizes) {
       // Only numbers (0-d CPU tensors) may accompany a CUDA op (common_device).
       EMBER_CHECK(broadcast && sizes[t] <= static_cast<int64_t>(sizeof(uint64_t)), Error,
                   "cuda elementwise: a CPU operand that is not a single number reached a CUDA kernel");
+      // Its bytes are read as the kernel's element type: the caller casts first.
+      EMBER_CHECK(iter.element_size(t) == sizes[t], Error, "cuda elementwise: a CPU number of ",
+                  iter.element_size(t), " bytes reached a kernel reading ", sizes[t], "-byte elements (internal error)");
       std::memcpy(&s.bits[t], iter.data(t), static_cast<size_t>(sizes[t]));
       s.inline_mask |= 1u << t;
     }
