@@ -31,43 +31,13 @@ inline int blocks_for(int64_t work) {
   return static_cast<int>(b < 65536 ? (b > 0 ? b : 1) : 65536);
 }
 
-template <class T>
-bool aligned_for_vec(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kVec) == 0;
-}
-
-template <class R, class... A, class O, size_t... I>
-void launch_contiguous(const TensorIterator& iter, int64_t n, const O& op, const Scalars<O::NT>& s,
-                       cudaStream_t stream, std::index_sequence<I...>) {
-  // Scalar inputs are read one element at a time: only the others need alignment.
-  const bool aligned = aligned_for_vec<R>(iter.data(0)) &&
-                       ((((s.mask >> (I + 1)) & 1u) || aligned_for_vec<A>(iter.data(I + 1))) && ...);
+template <class O>
+void launch_contiguous(const TensorIterator& iter, int64_t n, const O& op, const int64_t* sizes,
+                       const Scalars<O::NT>& s, cudaStream_t stream) {
+  const bool aligned = vector_aligned<O::NT>(iter, sizes, s);
   Pointers<O::NT> p;
   for (int t = 0; t < O::NT; ++t) p.data[t] = iter.data(t);
   contiguous_kernel<O><<<blocks_for((n + kVec - 1) / kVec), kThreads, 0, stream>>>(p, n, aligned, op, s);
-}
-
-// Which inputs are one value for the whole op (see Scalars); a CPU input's
-// bits are copied into the launch arguments. `sizes` are element sizes.
-template <int NT>
-Scalars<NT> scalar_inputs(const TensorIterator& iter, const int64_t* sizes) {
-  Scalars<NT> s;
-  for (int t = 1; t < NT; ++t) {
-    bool broadcast = true;
-    for (int d = 0; d < iter.ndim(); ++d) broadcast = broadcast && iter.stride(t, d) == 0;
-    if (iter.on_cpu(t)) {
-      // Only numbers (0-d CPU tensors) may accompany a CUDA op (common_device).
-      EMBER_CHECK(broadcast && sizes[t] <= static_cast<int64_t>(sizeof(uint64_t)), Error,
-                  "cuda elementwise: a CPU operand that is not a single number reached a CUDA kernel");
-      // Its bytes are read as the kernel's element type: the caller casts first.
-      EMBER_CHECK(iter.element_size(t) == sizes[t], Error, "cuda elementwise: a CPU number of ",
-                  iter.element_size(t), " bytes reached a kernel reading ", sizes[t], "-byte elements (internal error)");
-      std::memcpy(&s.bits[t], iter.data(t), static_cast<size_t>(sizes[t]));
-      s.inline_mask |= 1u << t;
-    }
-    if (broadcast) s.mask |= 1u << t;
-  }
-  return s;
 }
 
 }  // namespace detail
@@ -85,16 +55,11 @@ void launch(const TensorIterator& iter, F f) {
   const detail::Op<R, F, A...> op{f};
   constexpr int64_t sizes[NT] = {static_cast<int64_t>(sizeof(R)), static_cast<int64_t>(sizeof(A))...};
   EMBER_CHECK(!iter.on_cpu(0), Error, "cuda elementwise: the output is a CPU tensor");
-  const Scalars<NT> scalars = detail::scalar_inputs<NT>(iter, sizes);
-  bool contiguous = iter.ndim() == 0 || (iter.ndim() == 1 && iter.shape()[0] == 1);
-  if (iter.ndim() == 1 && !contiguous) {
-    contiguous = true;
-    for (int t = 0; t < NT; ++t) {
-      contiguous = contiguous && (iter.stride(t, 0) == sizes[t] || ((scalars.mask >> t) & 1u));
-    }
-  }
-  if (contiguous) {
-    detail::launch_contiguous<R, A...>(iter, n, op, scalars, stream, std::index_sequence_for<A...>{});
+  bool host[NT];
+  for (int t = 0; t < NT; ++t) host[t] = iter.on_cpu(t);
+  const Scalars<NT> scalars = detail::scalar_inputs<NT>(iter, sizes, host);
+  if (detail::contiguous_layout<NT>(iter, sizes, scalars)) {
+    detail::launch_contiguous(iter, n, op, sizes, scalars, stream);
     EMBER_CUDA_KERNEL_CHECK();
     return;
   }

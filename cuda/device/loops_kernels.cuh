@@ -2,13 +2,17 @@
 // launches these kernels): the iterator's geometry, the functor wrapper and
 // the two kernels, contiguous (kVec elements per thread, vector loads and
 // stores when aligned) and strided (byte offsets from a linear index, in a
-// 32- or 64-bit index type). In a header of its own, without host launch
-// code, so that tests/cpp/test_loops_emulation.cpp runs the same source on
-// the CPU (tests/cpp/cuda_emulation.h).
+// 32- or 64-bit index type), and the launch's host-side choices (single-value
+// inputs, which kernel, vector alignment). In a header of its own, without
+// CUDA runtime calls, so that tests/cpp/test_loops_emulation.cpp runs the
+// same source on the CPU (tests/cpp/cuda_emulation.h).
 #pragma once
 #include <cstdint>
 #include <cstring>
 #include <utility>
+
+#include <ember/core/error.h>
+#include <ember/core/tensor_iterator.h>
 
 #ifndef EMBER_CUDA_EMULATION  // tests/cpp/cuda_emulation.h stands in for these
 #include <cuda/std/tuple>
@@ -145,6 +149,57 @@ __global__ void contiguous_kernel(Pointers<O::NT> p, int64_t n, bool aligned, O 
       for (int64_t i = base; i < n && i < base + kVec; ++i) op.one(p.data, i, s, typename O::Inputs{});
     }
   }
+}
+
+// ---- the launch's host-side choices (cuda/device/loops.cuh makes them;
+// tests/cpp/test_loops_emulation.cpp checks them on CPU tensors).
+
+// Which inputs are one value for the whole op (see Scalars). host[t]: operand
+// t is a CPU tensor, whose bits are copied into the launch arguments; only
+// numbers (0-d CPU tensors, per common_device) may be. sizes: the kernel's
+// element sizes.
+template <int NT>
+Scalars<NT> scalar_inputs(const TensorIterator& iter, const int64_t* sizes, const bool* host) {
+  Scalars<NT> s;
+  for (int t = 1; t < NT; ++t) {
+    bool broadcast = true;
+    for (int d = 0; d < iter.ndim(); ++d) broadcast = broadcast && iter.stride(t, d) == 0;
+    if (host[t]) {
+      EMBER_CHECK(broadcast && sizes[t] <= static_cast<int64_t>(sizeof(uint64_t)), Error,
+                  "cuda elementwise: a CPU operand that is not a single number reached a CUDA kernel");
+      // Its bytes are read as the kernel's element type: the caller casts first.
+      EMBER_CHECK(iter.element_size(t) == sizes[t], Error, "cuda elementwise: a CPU number of ",
+                  iter.element_size(t), " bytes reached a kernel reading ", sizes[t], "-byte elements (internal error)");
+      std::memcpy(&s.bits[t], iter.data(t), static_cast<size_t>(sizes[t]));
+      s.inline_mask |= 1u << t;
+    }
+    if (broadcast) s.mask |= 1u << t;
+  }
+  return s;
+}
+
+// Whether the contiguous kernel fits: one (coalesced) dim in which every
+// operand is dense, or a single value.
+template <int NT>
+bool contiguous_layout(const TensorIterator& iter, const int64_t* sizes, const Scalars<NT>& s) {
+  if (iter.ndim() == 0 || (iter.ndim() == 1 && iter.shape()[0] == 1)) return true;
+  if (iter.ndim() != 1) return false;
+  for (int t = 0; t < NT; ++t) {
+    if (iter.stride(t, 0) != sizes[t] && !((s.mask >> t) & 1u)) return false;
+  }
+  return true;
+}
+
+// Whether the contiguous kernel may use kVec-wide vector loads and stores:
+// every dense operand aligned to kVec elements (single values are read one
+// at a time).
+template <int NT>
+bool vector_aligned(const TensorIterator& iter, const int64_t* sizes, const Scalars<NT>& s) {
+  for (int t = 0; t < NT; ++t) {
+    if ((s.mask >> t) & 1u) continue;
+    if (reinterpret_cast<uintptr_t>(iter.data(t)) % static_cast<uintptr_t>(sizes[t] * kVec) != 0) return false;
+  }
+  return true;
 }
 
 }  // namespace detail

@@ -9,6 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include <ember/core/ops/factory.h>
+#include <ember/core/tensor.h>
+#include <ember/core/tensor_iterator.h>
+
 #include "catch.h"
 #include "cuda_emulation.h"
 
@@ -175,4 +179,64 @@ TEST_CASE("elementwise strided kernel (host emulation): transposed, broadcast, f
     // 3-D with a size-1 dim and a scalar-like b (all strides 0).
     strided_case<uint32_t>({3, 1, 300}, {10, {300, 0, 1}}, {0, {1, 0, 3}}, {17, {0, 0, 0}}, grid);
   }
+}
+
+// The launch's host-side choices on real iterators (CPU tensors, with `host`
+// flags standing for which operands a CUDA launch would see on the CPU), then
+// the kernel they pick, end to end: out = 2 * a + b with b a number.
+TEST_CASE("elementwise launch plan (host): number inputs inline, contiguity, alignment", "[emulation]") {
+  using ember::DType;
+  using ember::Tensor;
+  const int64_t sizes[3] = {4, 4, 4};
+  const int64_t n = 1027;
+  Tensor out = ember::full({n}, -1.0, DType::Float32), a = ember::arange(0, n, 1, DType::Float32);
+  Tensor b = ember::full({}, -7, DType::Int32);  // a 0-d "CPU number"
+  const bool number_on_host[3] = {false, false, true};
+  {
+    const ember::TensorIterator it({out, a, b});
+    const kc::Scalars<3> s = kc::detail::scalar_inputs<3>(it, sizes, number_on_host);
+    REQUIRE(s.mask == (1u << 2));
+    REQUIRE(s.inline_mask == (1u << 2));
+    int32_t inlined = 0;
+    std::memcpy(&inlined, &s.bits[2], 4);
+    REQUIRE(inlined == -7);
+    REQUIRE(kc::detail::contiguous_layout<3>(it, sizes, s));
+    const bool aligned = kc::detail::vector_aligned<3>(it, sizes, s);
+    REQUIRE(aligned == (reinterpret_cast<uintptr_t>(out.data_ptr()) % 16 == 0 &&
+                        reinterpret_cast<uintptr_t>(a.data_ptr()) % 16 == 0));
+    kc::detail::Pointers<3> p{{it.data(0), it.data(1), nullptr}};  // b's pointer must not be read
+    launch(2, kc::kThreads, 0, [&] { kc::detail::contiguous_kernel<AxpyOp>(p, n, aligned, AxpyOp{AxpyInt{}}, s); });
+    const float* o = static_cast<const float*>(out.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      if (o[i] != 2.0f * static_cast<float>(i) - 7.0f) REQUIRE(o[i] == 2.0f * static_cast<float>(i) - 7.0f);
+    }
+  }
+  {  // a device scalar (broadcast, not on the host): read through its pointer
+    const bool none_on_host[3] = {false, false, false};
+    const ember::TensorIterator it({out, a, b});
+    const kc::Scalars<3> s = kc::detail::scalar_inputs<3>(it, sizes, none_on_host);
+    REQUIRE(s.mask == (1u << 2));
+    REQUIRE(s.inline_mask == 0);
+    REQUIRE(kc::detail::contiguous_layout<3>(it, sizes, s));
+  }
+  {  // an input off by one element: contiguous, but no vector loads
+    const Tensor a2 = ember::arange(0, n + 1, 1, DType::Float32).narrow(0, 1, n);
+    const ember::TensorIterator it({out, a2, b});
+    const kc::Scalars<3> s = kc::detail::scalar_inputs<3>(it, sizes, number_on_host);
+    REQUIRE(kc::detail::contiguous_layout<3>(it, sizes, s));
+    REQUIRE_FALSE(kc::detail::vector_aligned<3>(it, sizes, s));
+  }
+  {  // every other element: the strided kernel
+    const Tensor a2 = ember::arange(0, 2 * n, 1, DType::Float32).slice(0, 0, 2 * n, 2);
+    const ember::TensorIterator it({out, a2, b});
+    const kc::Scalars<3> s = kc::detail::scalar_inputs<3>(it, sizes, number_on_host);
+    REQUIRE_FALSE(kc::detail::contiguous_layout<3>(it, sizes, s));
+  }
+  // A CPU operand that is not a number, or whose dtype is not the kernel's: refused.
+  const bool inputs_on_host[3] = {false, true, true};
+  REQUIRE_THROWS_AS(kc::detail::scalar_inputs<3>(ember::TensorIterator({out, a, b}), sizes, inputs_on_host),
+                    ember::Error);
+  const Tensor wide = ember::full({}, 2.0, DType::Float64);
+  REQUIRE_THROWS_AS(kc::detail::scalar_inputs<3>(ember::TensorIterator({out, a, wide}), sizes, number_on_host),
+                    ember::Error);
 }
