@@ -134,6 +134,7 @@ class Tensor {
   Tensor eq(const Tensor& other) const;  Tensor ne(const Tensor& other) const;
   Tensor lt(const Tensor& other) const;  Tensor le(const Tensor& other) const;
   Tensor gt(const Tensor& other) const;  Tensor ge(const Tensor& other) const;
+  bool equal(const Tensor& other) const;
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_not() const;

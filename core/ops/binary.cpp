@@ -9,6 +9,7 @@
 #include <ember/core/cpu/binary.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary_detail.h>
+#include <ember/core/ops/reduce.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/binary.h>
 
@@ -225,6 +226,14 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Eq, "eq", a, b); }
+
+bool equal(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.defined() && b.defined(), ValueError, "equal: got an undefined tensor");
+  common_device("equal", {a, b});  // raises, naming both devices, when they differ
+  if (a.shape() != b.shape()) return false;
+  autograd::NoGradGuard no_grad;
+  return all(compare(BinaryOp::Eq, "equal", a, b)).item().to<bool>();
+}
 Tensor ne(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ne, "ne", a, b); }
 Tensor lt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Lt, "lt", a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Le, "le", a, b); }
@@ -265,6 +274,7 @@ Tensor Tensor::remainder(const Tensor& other) const { return ember::remainder(*t
 Tensor Tensor::maximum(const Tensor& other) const { return ember::maximum(*this, other); }
 Tensor Tensor::minimum(const Tensor& other) const { return ember::minimum(*this, other); }
 Tensor Tensor::eq(const Tensor& other) const { return ember::eq(*this, other); }
+bool Tensor::equal(const Tensor& other) const { return ember::equal(*this, other); }
 Tensor Tensor::ne(const Tensor& other) const { return ember::ne(*this, other); }
 Tensor Tensor::lt(const Tensor& other) const { return ember::lt(*this, other); }
 Tensor Tensor::le(const Tensor& other) const { return ember::le(*this, other); }

@@ -102,6 +102,8 @@ void init_arithmetic(py::module_& m, TensorClass& cls) {
 
 void init_compare_logical(py::module_& m, TensorClass& cls) {
   def_binary<eq>(m, cls, "eq");
+  m.def("equal", py::overload_cast<const Tensor&, const Tensor&>(&equal), py::arg("input"), py::arg("other"));
+  cls.def("equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); }, py::arg("other"));
   def_binary<ne>(m, cls, "ne");
   def_binary<lt>(m, cls, "lt");
   def_binary<le>(m, cls, "le");

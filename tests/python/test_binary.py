@@ -637,3 +637,26 @@ def test_zero_dim_and_empty():
     assert (e // 2).shape == (0, 3) and (e == e).shape == (0, 3) and ember.where(e > 0, e, 1.0).shape == (0, 3)
     e.add_(1)
     assert e.shape == (0, 3)
+
+
+def test_equal_is_torch_equal():
+    a = ember.tensor([1, 2, 3])
+    assert ember.equal(a, ember.tensor([1, 2, 3])) is True
+    assert a.equal(ember.tensor([1.0, 2.0, 3.0]))                 # dtypes are promoted, not compared
+    assert not ember.equal(a, ember.tensor([1, 2, 4]))
+    assert not ember.equal(a, a.reshape(1, 3))                    # same elements, other shape: no broadcasting
+    assert not ember.equal(ember.tensor([1.0, math.nan]), ember.tensor([1.0, math.nan]))  # NaN is never equal
+    assert ember.equal(ember.zeros(0, 3), ember.ones(0, 3))       # empty tensors of one shape
+    t = make(random_array((4, 5)))
+    assert ember.equal(t.t(), make(np.ascontiguousarray(to_numpy(t).T)))  # layouts do not matter
+    assert ember.equal(ember.tensor(2.0), ember.tensor(2))
+    with pytest.raises(TypeError):
+        ember.equal(a, [1, 2, 3])
+
+
+@pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+def test_equal_on_cuda_and_across_devices():
+    x = ember.arange(6).reshape(2, 3)
+    assert ember.equal(x.cuda(), x.cuda()) and not ember.equal(x.cuda(), (x + 1).cuda())
+    with pytest.raises(RuntimeError, match="equal.*cpu.*cuda|equal.*cuda.*cpu"):
+        ember.equal(x.cuda(), x)
