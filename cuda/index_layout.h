@@ -8,15 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include <ember/core/host_device.h>
 #include <ember/core/shape.h>
-
-#if defined(__CUDACC__)
-#define EMBER_HOST_DEVICE __host__ __device__
-#define EMBER_UNROLL _Pragma("unroll")
-#else
-#define EMBER_HOST_DEVICE
-#define EMBER_UNROLL
-#endif
 
 namespace ember::cuda {
 

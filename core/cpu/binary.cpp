@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include <ember/core/cpu/loops.h>
+#include <ember/core/int_math.h>
 
 namespace ember::cpu {
 
@@ -37,52 +38,23 @@ T remainder_float(T a, T b) {
   return m;
 }
 
-// Integer -a with two's-complement wrap-around (INT_MIN / -1 would trap).
-template <class T>
-T wrapping_neg(T a) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
-}
-
-template <class T>
-bool is_negative(T v) {
-  if constexpr (std::is_signed_v<T>) return v < T(0);
-  else return false;
-}
-
 // Integer kernels note a zero divisor in `zero` and return 0 for it; the
-// caller throws once the (possibly parallel) loop is done.
+// caller throws once the (possibly parallel) loop is done. The formulas are
+// core/int_math.h's, which the CUDA kernels use too.
 template <class T>
-T div_trunc_int(T a, T b, std::atomic<bool>& zero) {
-  if (b == T(0)) { zero.store(true, std::memory_order_relaxed); return T(0); }
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return wrapping_neg(a);
-  }
-  return static_cast<T>(a / b);
+T noting_zero(T b, std::atomic<bool>& zero) {
+  if (b == T(0)) zero.store(true, std::memory_order_relaxed);
+  return b;
 }
 
 template <class T>
-T div_floor_int(T a, T b, std::atomic<bool>& zero) {
-  if (b == T(0)) { zero.store(true, std::memory_order_relaxed); return T(0); }
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return wrapping_neg(a);
-  }
-  T q = static_cast<T>(a / b);
-  const T r = static_cast<T>(a % b);
-  if (r != T(0) && is_negative(r) != is_negative(b)) q = static_cast<T>(q - 1);
-  return q;
-}
+T div_trunc_int(T a, T b, std::atomic<bool>& zero) { return int_math::div_trunc(a, noting_zero(b, zero)); }
 
 template <class T>
-T remainder_int(T a, T b, std::atomic<bool>& zero) {
-  if (b == T(0)) { zero.store(true, std::memory_order_relaxed); return T(0); }
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return T(0);
-  }
-  T r = static_cast<T>(a % b);
-  if (r != T(0) && is_negative(r) != is_negative(b)) r = static_cast<T>(r + b);
-  return r;
-}
+T div_floor_int(T a, T b, std::atomic<bool>& zero) { return int_math::div_floor(a, noting_zero(b, zero)); }
+
+template <class T>
+T remainder_int(T a, T b, std::atomic<bool>& zero) { return int_math::remainder(a, noting_zero(b, zero)); }
 
 // NaN-propagating max/min (std::max would drop a NaN in the second place).
 template <class T>

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <ember/core/cpu/fast_math.h>
+#include <ember/core/int_math.h>
 #include <ember/core/cpu/loops.h>
 
 namespace ember::cpu {
@@ -114,24 +115,6 @@ void integer_op(UnaryOp op, const TensorIterator& it) {
   throw TypeError("unary: this op needs a floating point tensor");
 }
 
-// x^e for integers by squaring, wrapping on overflow like C++ unsigned math.
-template <class T>
-T int_pow(T base, int64_t e) {
-  if (e < 0) {  // only 1 and -1 have integer reciprocals
-    if (base == T(1)) return T(1);
-    if constexpr (std::is_signed_v<T>) {
-      if (base == T(-1)) return (e & 1) ? static_cast<T>(-1) : T(1);
-    }
-    return T(0);
-  }
-  uint64_t result = 1;
-  uint64_t b = static_cast<uint64_t>(static_cast<int64_t>(base));
-  for (uint64_t n = static_cast<uint64_t>(e); n; n >>= 1) {
-    if (n & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<T>(result);
-}
 
 }  // namespace
 
@@ -226,7 +209,7 @@ void pow_scalar(Tensor& out, const Tensor& in, const Scalar& exponent) {
       map<T, T>(it, [te](T x) { return std::pow(x, te); });
     } else {
       const int64_t e = exponent.to_int();
-      map<T, T>(it, [e](T x) { return int_pow<T>(x, e); });
+      map<T, T>(it, [e](T x) { return int_math::pow<T>(x, e); });
     }
   });
 }
@@ -240,7 +223,7 @@ void pow(Tensor& out, const Tensor& base, const Tensor& exponent) {
     } else if constexpr (std::is_floating_point_v<T>) {
       map<T, T, T>(it, [](T x, T e) { return std::pow(x, e); });
     } else {
-      map<T, T, T>(it, [](T x, T e) { return int_pow<T>(x, static_cast<int64_t>(e)); });
+      map<T, T, T>(it, [](T x, T e) { return int_math::pow<T>(x, static_cast<int64_t>(e)); });
     }
   });
 }

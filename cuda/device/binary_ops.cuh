@@ -17,6 +17,7 @@
 #endif
 
 #include <ember/core/cpu/binary.h>
+#include <ember/core/int_math.h>
 #include <ember/core/scalar.h>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/math.cuh>
@@ -44,50 +45,6 @@ __device__ inline T remainder_float(T a, T b) {
   T m = dmath::fmod(a, b);
   if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
   return m;
-}
-
-template <class T>
-__device__ inline T wrapping_neg(T a) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
-}
-
-template <class T>
-__device__ inline bool is_negative(T v) {
-  if constexpr (std::is_signed_v<T>) return v < T(0);
-  else return false;
-}
-
-template <class T>
-__device__ inline T div_trunc_int(T a, T b) {
-  if (b == T(0)) return T(0);
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return wrapping_neg(a);
-  }
-  return static_cast<T>(a / b);
-}
-
-template <class T>
-__device__ inline T div_floor_int(T a, T b) {
-  if (b == T(0)) return T(0);
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return wrapping_neg(a);
-  }
-  T q = static_cast<T>(a / b);
-  const T r = static_cast<T>(a % b);
-  if (r != T(0) && is_negative(r) != is_negative(b)) q = static_cast<T>(q - 1);
-  return q;
-}
-
-template <class T>
-__device__ inline T remainder_int(T a, T b) {
-  if (b == T(0)) return T(0);
-  if constexpr (std::is_signed_v<T>) {
-    if (b == T(-1)) return T(0);
-  }
-  T r = static_cast<T>(a % b);
-  if (r != T(0) && is_negative(r) != is_negative(b)) r = static_cast<T>(r + b);
-  return r;
 }
 
 // Elements stored as S (a half type) are computed in float by f and rounded once.
@@ -144,19 +101,19 @@ template <class T> struct Div { __device__ T operator()(T a, T b) const { return
 template <class T> struct DivTrunc {
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return dmath::trunc(a / b);
-    else return div_trunc_int(a, b);
+    else return int_math::div_trunc(a, b);
   }
 };
 template <class T> struct DivFloor {
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return floor_div_float(a, b);
-    else return div_floor_int(a, b);
+    else return int_math::div_floor(a, b);
   }
 };
 template <class T> struct Remainder {
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return remainder_float(a, b);
-    else return remainder_int(a, b);
+    else return int_math::remainder(a, b);
   }
 };
 template <class T> struct Maximum {  // NaN-propagating

@@ -17,6 +17,7 @@
 #endif
 
 #include <ember/core/cpu/unary.h>
+#include <ember/core/int_math.h>
 #include <ember/core/scalar.h>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/math.cuh>
@@ -230,26 +231,6 @@ template <class T> struct ClampTensorMax {
 };
 
 // ---- pow
-// x^e for integers by squaring, wrapping on overflow like unsigned math;
-// negative exponents: only 1 and -1 have integer reciprocals.
-template <class T>
-__device__ inline T int_pow(T base, int64_t e) {
-  if (e < 0) {
-    if (base == T(1)) return T(1);
-    if constexpr (std::is_signed_v<T>) {
-      if (base == T(-1)) return (e & 1) ? static_cast<T>(-1) : T(1);
-    }
-    return T(0);
-  }
-  uint64_t result = 1;
-  uint64_t b = static_cast<uint64_t>(static_cast<int64_t>(base));
-  for (uint64_t n = static_cast<uint64_t>(e); n; n >>= 1) {
-    if (n & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<T>(result);
-}
-
 template <class T> struct Cube { __device__ T operator()(T x) const { return x * x * x; } };
 template <class T> struct PowScalar {
   T e;
@@ -257,11 +238,11 @@ template <class T> struct PowScalar {
 };
 template <class T> struct IntPowScalar {
   int64_t e;
-  __device__ T operator()(T x) const { return int_pow<T>(x, e); }
+  __device__ T operator()(T x) const { return int_math::pow<T>(x, e); }
 };
 template <class T> struct Pow { __device__ T operator()(T x, T e) const { return dmath::pow(x, e); } };
 template <class T> struct IntPow {
-  __device__ T operator()(T x, T e) const { return int_pow<T>(x, static_cast<int64_t>(e)); }
+  __device__ T operator()(T x, T e) const { return int_math::pow<T>(x, static_cast<int64_t>(e)); }
 };
 
 // Common float exponents get exact, fast forms (as on the CPU).
