@@ -14,6 +14,8 @@
 #   6. examples   examples/mnist.py on the GPU (must reach 98%), examples/ddp_mnist.py
 #                 over NCCL under ember-run (one process: one GPU), a short gpt.py
 #   7. bench      bench/ on the GPU, ember next to PyTorch
+# A test that runs past 120 s (a kernel that never ends, say) gets every
+# thread's Python stack dumped into its log (pytest's faulthandler_timeout).
 # Logs: one file per step under $OUT (default build/gpu-logs) and summary.txt
 # (at most 8 files, as the device tool returns). Exit status: non-zero when a
 # required step failed.
@@ -108,7 +110,7 @@ wants cpp && run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 if wants cuda; then
 EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
-  "$python" -m pytest -q -rs -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
+  "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
   note "    cuda: FAILED: ember sees no usable GPU: $("$python" -c 'import ember; print(ember._C._cuda.unavailable_reason())')"
@@ -122,7 +124,7 @@ fi
 # ---- 5. the whole suite on the GPU
 if wants suite; then
   EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
-    "$python" -m pytest -q -p no:cacheprovider tests/python
+    "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider tests/python
   note "    suite: $(pytest_tail "$out/suite.log")"
 fi
 
