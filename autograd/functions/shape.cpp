@@ -1,7 +1,6 @@
 #include <ember/autograd/functions/shape.h>
 
 #include <ember/core/ops/factory.h>
-#include <ember/core/ops/index.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 
@@ -29,15 +28,14 @@ Vjp permute_backward(const Dims& dims) {
 
 Vjp select_backward(const Shape& in_shape, int64_t dim, int64_t index) {
   return [in_shape, dim, index](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-    Tensor where = full({1}, index, DType::Int64, g[0].device());
-    return TensorList{index_add(zeros(in_shape, g[0].dtype(), g[0].device()), dim, where, unsqueeze(g[0], dim))};
+    return TensorList{ember::select_backward(g[0], in_shape, dim, index)};
   };
 }
 
 Vjp slice_backward(const Shape& in_shape, int64_t dim, int64_t start, int64_t step, int64_t length) {
   return [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
-    Tensor where = arange(start, start + length * step, step, DType::Int64, g[0].device());
-    return TensorList{index_add(zeros(in_shape, g[0].dtype(), g[0].device()), dim, where, g[0])};
+    const int64_t end = length > 0 ? start + (length - 1) * step + 1 : start;
+    return TensorList{ember::slice_backward(g[0], in_shape, dim, start, end, step)};
   };
 }
 
@@ -50,6 +48,18 @@ Vjp flip_backward(const Dims& dims) {
 Vjp tril_triu_backward(int64_t diagonal, bool lower) {
   return [=](const TensorList& g, const TensorList&, const std::vector<bool>&) {
     return TensorList{lower ? tril(g[0], diagonal) : triu(g[0], diagonal)};
+  };
+}
+
+Vjp split_backward(int64_t dim) {
+  return [dim](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{cat(g, dim)};
+  };
+}
+
+Vjp unbind_backward(int64_t dim) {
+  return [dim](const TensorList& g, const TensorList&, const std::vector<bool>&) {
+    return TensorList{stack(g, dim)};
   };
 }
 

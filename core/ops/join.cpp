@@ -2,6 +2,7 @@
 // Splits are views (narrow/select); cat copies each input into a narrowed
 // view of its output.
 #include <ember/autograd/functions/shape.h>
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/index.h>
@@ -17,6 +18,29 @@ namespace functions = autograd::functions;
 namespace {
 // PyTorch's legacy rule: 1-D tensors with no elements take no part in cat.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+
+// The pieces of a split share one backward node that joins their gradients
+// in one pass, instead of one input-sized zero-filled gradient per piece
+// for the engine to add up. `make_piece` makes piece i as a view of x.
+template <class MakePiece>
+std::vector<Tensor> pieces_of(const Tensor& x, int64_t count, const MakePiece& make_piece, const char* name,
+                              autograd::Vjp vjp) {
+  std::vector<Tensor> out;
+  {
+    autograd::NoGradGuard no_grad;  // the views only; their history is recorded below
+    for (int64_t i = 0; i < count; ++i) out.push_back(make_piece(i));
+  }
+  if (!out.empty() && autograd::any_requires_grad({x})) autograd::record(name, {x}, out, {}, std::move(vjp));
+  return out;
+}
+
+std::vector<Tensor> split_sizes(const Tensor& x, int64_t d, const std::vector<int64_t>& sizes, const char* name) {
+  std::vector<int64_t> starts(sizes.size(), 0);
+  for (size_t i = 1; i < sizes.size(); ++i) starts[i] = starts[i - 1] + sizes[i - 1];
+  return pieces_of(
+      x, static_cast<int64_t>(sizes.size()), [&](int64_t i) { return narrow(x, d, starts[i], sizes[i]); }, name,
+      functions::split_backward(d));
+}
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
@@ -104,15 +128,10 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
   EMBER_CHECK(split_size > 0 || (split_size == 0 && size == 0), Error,
               "split: split_size can only be 0 if dimension size is 0, but got split_size=", split_size,
               " for dimension ", d, " of size ", size);
-  std::vector<Tensor> out;
-  if (size == 0) {
-    out.push_back(narrow(x, d, 0, 0));
-    return out;
-  }
-  for (int64_t start = 0; start < size; start += split_size) {
-    out.push_back(narrow(x, d, start, std::min(split_size, size - start)));
-  }
-  return out;
+  std::vector<int64_t> sizes;
+  if (size == 0) sizes.push_back(0);
+  for (int64_t start = 0; start < size; start += split_size) sizes.push_back(std::min(split_size, size - start));
+  return split_sizes(x, d, sizes, "SplitBackward0");
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
@@ -125,13 +144,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   }
   EMBER_CHECK(total == x.size(d), Error, "split: split_with_sizes expects split_sizes to sum exactly to ", x.size(d),
               " (input tensor's size at dimension ", d, "), but got split_sizes=", shape_str(sizes));
-  std::vector<Tensor> out;
-  int64_t start = 0;
-  for (int64_t s : sizes) {
-    out.push_back(narrow(x, d, start, s));
-    start += s;
-  }
-  return out;
+  return split_sizes(x, d, sizes, "SplitWithSizesBackward0");
 }
 
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
@@ -152,9 +165,8 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   EMBER_CHECK(x.dim() > 0, IndexError, "unbind: dimension specified as ", dim, " but tensor has no dimensions");
   const int64_t d = wrap_dim(dim, x.dim(), "unbind");
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < x.size(d); ++i) out.push_back(select(x, d, i));
-  return out;
+  return pieces_of(x, x.size(d), [&](int64_t i) { return select(x, d, i); }, "UnbindBackward0",
+                   functions::unbind_backward(d));
 }
 
 Tensor roll(const Tensor& x, const Dims& shifts, const Dims& dims) {

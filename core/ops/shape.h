@@ -21,6 +21,18 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start = std::nullopt,
              std::optional<int64_t> end = std::nullopt, int64_t step = 1);
 Tensor flip(const Tensor& x, const Dims& dims);
+
+// The inverses of slice and select (core/ops/view_scatter.cpp): a copy of
+// base with src written into the slice / at the index, as PyTorch's.
+Tensor slice_scatter(const Tensor& base, const Tensor& src, int64_t dim = 0,
+                     std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+                     int64_t step = 1);
+Tensor select_scatter(const Tensor& base, const Tensor& src, int64_t dim, int64_t index);
+// The gradients of slice and select: zeros of the input's shape with `grad`
+// written in; differentiable, for double backward.
+Tensor slice_backward(const Tensor& grad, const Shape& in_shape, int64_t dim, int64_t start, int64_t end,
+                      int64_t step);
+Tensor select_backward(const Tensor& grad, const Shape& in_shape, int64_t dim, int64_t index);
 Tensor repeat(const Tensor& x, const Shape& repeats);
 Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);

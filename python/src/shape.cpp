@@ -62,6 +62,9 @@ void init_shape(py::module_& m) {
       }, py::arg("dim"), py::arg("sizes"))
       .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"))
       .def("select", &Tensor::select, py::arg("dim"), py::arg("index"))
+      .def("slice_scatter", &ember::slice_scatter, py::arg("src"), py::arg("dim") = 0, py::arg("start") = py::none(),
+           py::arg("end") = py::none(), py::arg("step") = 1)
+      .def("select_scatter", &ember::select_scatter, py::arg("src"), py::arg("dim"), py::arg("index"))
       .def("split", [](const Tensor& t, py::handle s, int64_t dim) { return as_tuple(split_any(t, s, dim)); },
            py::arg("split_size"), py::arg("dim") = 0)
       .def("chunk", [](const Tensor& t, int64_t c, int64_t dim) { return as_tuple(t.chunk(c, dim)); },
@@ -89,6 +92,10 @@ void init_shape(py::module_& m) {
   }, py::arg("input"), py::arg("dim"), py::arg("sizes"));
   m.def("narrow", &ember::narrow, py::arg("input"), py::arg("dim"), py::arg("start"), py::arg("length"));
   m.def("select", &ember::select, py::arg("input"), py::arg("dim"), py::arg("index"));
+  m.def("slice_scatter", &ember::slice_scatter, py::arg("input"), py::arg("src"), py::arg("dim") = 0,
+        py::arg("start") = py::none(), py::arg("end") = py::none(), py::arg("step") = 1);
+  m.def("select_scatter", &ember::select_scatter, py::arg("input"), py::arg("src"), py::arg("dim"),
+        py::arg("index"));
   m.def("split", [](const Tensor& t, py::handle s, int64_t dim) { return as_tuple(split_any(t, s, dim)); },
         py::arg("tensor"), py::arg("split_size_or_sections"), py::arg("dim") = 0);
   m.def("chunk", [](const Tensor& t, int64_t c, int64_t dim) { return as_tuple(chunk(t, c, dim)); },
