@@ -344,9 +344,11 @@ def test_record_stream_keeps_a_block_from_reuse_until_the_stream_is_done():
     assert z.data_ptr() != ptr or ember.cuda.memory_stats()["pending_frees"] == 0
     side.synchronize()
     assert np.all(acc.cpu().numpy() == 201.0)  # x was not overwritten while in use
-    # Once the side stream's work is done, the block is reused by its own stream.
+    # Once the side stream's work is done, the block is reused by its own stream
+    # (z took it already when the side stream had finished before z was made).
     w = ember.empty((n,), device="cuda")
-    assert w.data_ptr() == ptr
+    if z.data_ptr() != ptr:
+        assert w.data_ptr() == ptr
     assert ember.cuda.memory_stats()["pending_frees"] == 0
     del w, z, acc
     with pytest.raises(TypeError, match="record_stream: expected an ember.cuda.Stream"):
