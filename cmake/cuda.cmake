@@ -17,6 +17,7 @@
 # machines without a GPU or a toolkit.
 set(EMBER_CUDA_PORTABLE
   cuda/caching_allocator.cpp
+  cuda/host_allocator.cpp
   cuda/arch_list.cpp
   cuda/staged_copy.cpp
   cuda/format.cpp)

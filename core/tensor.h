@@ -79,11 +79,17 @@ class Tensor {
   // ---- copy and conversion (core/ops/copy.cpp)
   Tensor to(DType dtype, bool copy = false) const;
   Tensor to(Device device, bool copy = false) const;
-  Tensor to(Device device, DType dtype, bool copy = false) const;
+  // non_blocking: a copy between the CPU and a GPU does not wait when the CPU
+  // side is pinned memory (as PyTorch's; the argument order is PyTorch's too).
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
   Tensor clone() const;
   Tensor contiguous() const;
-  Tensor& copy_(const Tensor& src);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  // A copy in page-locked memory (this tensor when it is pinned already), from
+  // which copies to a GPU can run asynchronously; needs a usable GPU.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
   Tensor& fill_(const Scalar& value);
   Tensor& zero_();
   Tensor cpu() const { return to(kCPU); }

@@ -56,8 +56,17 @@ std::string memory_summary(int index = -1);
 AllocatorBackend::MemInfo mem_get_info(int index = -1);
 
 // Copies between any two devices: dst = src cast to dst's dtype and broadcast
-// to its shape, where one or both are CUDA tensors.
-void copy(Tensor& dst, const Tensor& src);
+// to its shape, where one or both are CUDA tensors. A copy between the CPU and
+// a GPU waits for its stream unless non_blocking is set and the CPU side is
+// pinned memory (then, as in PyTorch, the caller synchronizes before reading
+// a result copied to the host).
+void copy(Tensor& dst, const Tensor& src, bool non_blocking = false);
+
+// ---- pinned (page-locked) host memory: Tensor.pin_memory() (cuda/host_allocator.h)
+// Raises when no usable GPU is present.
+std::shared_ptr<void> host_allocate(size_t nbytes);
+// Whether ptr lies in page-locked host memory (ember's or pinned elsewhere).
+bool is_pinned(const void* ptr);
 
 // ---- streams and events
 // A stream of a device; handle is the cudaStream_t (nullptr: the default

@@ -35,7 +35,9 @@ void reset_peak_memory_stats(int) {}
 void empty_cache() {}
 std::string memory_summary(int) { no_cuda("ember.cuda.memory_summary"); }
 AllocatorBackend::MemInfo mem_get_info(int) { no_cuda("ember.cuda.mem_get_info"); }
-void copy(Tensor&, const Tensor&) { no_cuda("copy to or from cuda"); }
+void copy(Tensor&, const Tensor&, bool) { no_cuda("copy to or from cuda"); }
+std::shared_ptr<void> host_allocate(size_t) { no_cuda("pin_memory"); }
+bool is_pinned(const void*) { return false; }
 
 Stream current_stream(int) { no_cuda("ember.cuda.current_stream"); }
 Stream default_stream(int) { no_cuda("ember.cuda.default_stream"); }

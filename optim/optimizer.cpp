@@ -139,7 +139,9 @@ void Optimizer::load_state_dict(const OptimizerState& saved) {
       EMBER_CHECK(t.defined(), ValueError, "load_state_dict: state \"", k, "\" of parameter ", index,
                   " is undefined");
       // Copies: the optimizer that saved them may keep stepping.
-      Tensor c = k == "step" || !is_floating(t.dtype()) ? t.to(p.device(), true) : t.to(p.device(), p.dtype(), true);
+      Tensor c = k == "step" || !is_floating(t.dtype())
+                     ? t.to(p.device(), true)
+                     : t.to(p.device(), p.dtype(), /*non_blocking=*/false, /*copy=*/true);
       if (k != "step") {
         EMBER_CHECK(c.shape() == p.shape(), ValueError, "load_state_dict: state \"", k, "\" of parameter ", index,
                     " has shape ", c.shape_str(), " but the parameter has shape ", p.shape_str());

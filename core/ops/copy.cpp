@@ -8,6 +8,7 @@
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/factory.h>
 #include <ember/core/error.h>
+#include <ember/core/tensor_impl.h>
 #include <ember/cuda/copy.h>
 #include <ember/cuda/cuda_api.h>
 
@@ -16,16 +17,16 @@ namespace ember {
 namespace functions = autograd::functions;
 
 namespace {
-void copy_kernel(Tensor& dst, const Tensor& src) {
+void copy_kernel(Tensor& dst, const Tensor& src, bool non_blocking = false) {
   if (dst.device().is_cpu() && src.device().is_cpu()) {
     cpu::copy(dst, src);
   } else {
-    cuda::copy(dst, src);
+    cuda::copy(dst, src, non_blocking);
   }
 }
 }  // namespace
 
-Tensor& copy_(Tensor& dst, const Tensor& src) {
+Tensor& copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
   broadcast_shapes(dst.shape(), src.shape(), "copy_");
   EMBER_CHECK(numel_of(broadcast_shapes(dst.shape(), src.shape(), "copy_")) == dst.numel(), Error,
               "copy_: source of shape ", shape_str(src.shape()), " cannot be broadcast to ",
@@ -33,7 +34,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   autograd::check_inplace(dst, "copy_");
   if (src.is_same(dst)) return dst;
   const bool grad = autograd::any_requires_grad({dst, src});
-  copy_kernel(dst, src);
+  copy_kernel(dst, src, non_blocking);
   dst.bump_version();
   if (grad) {
     // History: dst now equals src broadcast and cast.
@@ -44,7 +45,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   return dst;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) { return ember::copy_(*this, src); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) { return ember::copy_(*this, src, non_blocking); }
 
 Tensor to_dtype(const Tensor& t, DType dtype, bool copy) {
   if (t.dtype() == dtype && !copy) return t;
@@ -58,16 +59,31 @@ Tensor to_dtype(const Tensor& t, DType dtype, bool copy) {
 
 Tensor Tensor::to(DType dtype, bool copy) const { return to_dtype(*this, dtype, copy); }
 
-Tensor Tensor::to(Device device, bool copy) const { return to(device, dtype(), copy); }
+Tensor Tensor::to(Device device, bool copy) const { return to(device, dtype(), false, copy); }
 
-Tensor Tensor::to(Device device, DType dtype, bool copy) const {
+Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   if (device == this->device()) return to_dtype(*this, dtype, copy);
   Tensor out = empty(shape(), dtype, device);
-  copy_kernel(out, *this);
+  copy_kernel(out, *this, non_blocking);
   if (is_floating(dtype) && autograd::any_requires_grad({*this})) {
     autograd::record("ToCopyBackward0", {*this}, {out}, {}, functions::to_backward(this->device()));
   }
   return out;
+}
+
+Tensor Tensor::pin_memory() const {
+  EMBER_CHECK(device().is_cpu(), Error, "pin_memory: cannot pin a ", device().str(),
+              " tensor: only CPU tensors can be pinned");
+  if (is_pinned()) return *this;
+  const size_t nbytes = static_cast<size_t>(numel()) * element_size();
+  std::shared_ptr<void> memory = cuda::host_allocate(nbytes);
+  Tensor out(std::make_shared<TensorImpl>(Storage(memory.get(), nbytes, kCPU, memory), shape(),
+                                          contiguous_strides(shape()), 0, dtype()));
+  return ember::copy_(out, *this);  // differentiable: the gradient passes through
+}
+
+bool Tensor::is_pinned() const {
+  return device().is_cpu() && storage().defined() && cuda::is_pinned(storage().data());
 }
 
 Tensor Tensor::clone() const { return to_dtype(*this, dtype(), /*copy=*/true); }

@@ -204,7 +204,7 @@ void fill_from_int(py::handle obj, int64_t*& out) {
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device device) {
   if (py::isinstance<Tensor>(data)) {
     Tensor t = data.cast<Tensor>().detach();
-    return t.to(device, dtype.value_or(t.dtype()), /*copy=*/true);
+    return t.to(device, dtype.value_or(t.dtype()), /*non_blocking=*/false, /*copy=*/true);
   }
   // numpy scalars (np.float64(2.0)) keep their dtype, as arrays do.
   const bool numpy_scalar = py::isinstance(data, py::module_::import("numpy").attr("generic"));

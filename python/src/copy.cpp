@@ -8,9 +8,12 @@ void init_copy(py::module_& m) {
   cls.def("to", [](const Tensor& t, py::args args, py::kwargs kwargs) {
     std::optional<DType> dtype;
     std::optional<Device> device;
-    bool copy = false;
+    bool copy = false, non_blocking = false;
+    int flags = 0;  // positional bools: non_blocking, then copy (PyTorch's order)
     auto take = [&](py::handle a) {
-      if (py::isinstance<Tensor>(a)) {
+      if (py::isinstance<py::bool_>(a)) {
+        (flags++ == 0 ? non_blocking : copy) = a.cast<bool>();
+      } else if (py::isinstance<Tensor>(a)) {
         Tensor o = a.cast<Tensor>();
         dtype = o.dtype();
         device = o.device();
@@ -26,16 +29,20 @@ void init_copy(py::module_& m) {
       if (key == "dtype") dtype = to_optional_dtype(v);
       else if (key == "device") { if (!v.is_none()) device = to_device(v); }
       else if (key == "copy") copy = v.cast<bool>();
-      else if (key == "non_blocking" || key == "memory_format") continue;
+      else if (key == "non_blocking") non_blocking = v.cast<bool>();
+      else if (key == "memory_format") continue;
       else throw TypeError(str("to() got an unexpected keyword argument '", key, "'"));
     }
-    return t.to(device.value_or(t.device()), dtype.value_or(t.dtype()), copy);
+    return t.to(device.value_or(t.device()), dtype.value_or(t.dtype()), non_blocking, copy);
   });
   cls.def("type_as", &Tensor::type_as, py::arg("other"))
       .def("clone", [](const Tensor& t, py::object) { return t.clone(); }, py::arg("memory_format") = py::none())
       .def("contiguous", [](const Tensor& t, py::object) { return t.contiguous(); }, py::arg("memory_format") = py::none())
-      .def("copy_", [](Tensor& t, py::object src, bool) { return t.copy_(to_tensor_arg(src, "copy_")); },
-           py::arg("src"), py::arg("non_blocking") = false)
+      .def("copy_", [](Tensor& t, py::object src, bool non_blocking) {
+        return t.copy_(to_tensor_arg(src, "copy_"), non_blocking);
+      }, py::arg("src"), py::arg("non_blocking") = false)
+      .def("pin_memory", [](const Tensor& t, py::object) { return t.pin_memory(); }, py::arg("device") = py::none())
+      .def("is_pinned", [](const Tensor& t, py::object) { return t.is_pinned(); }, py::arg("device") = py::none())
       .def("fill_", [](Tensor& t, py::object v) {
         if (py::isinstance<Tensor>(v)) {
           const Tensor value = v.cast<Tensor>();
@@ -46,8 +53,8 @@ void init_copy(py::module_& m) {
       }, py::arg("value"))
       .def("zero_", &Tensor::zero_)
       .def("cpu", &Tensor::cpu)
-      .def("cuda", [](const Tensor& t, py::object device, bool) {
-        return t.to(device.is_none() ? Device(DeviceType::CUDA, 0) : to_device(device));
+      .def("cuda", [](const Tensor& t, py::object device, bool non_blocking) {
+        return t.to(device.is_none() ? Device(DeviceType::CUDA, 0) : to_device(device), t.dtype(), non_blocking);
       }, py::arg("device") = py::none(), py::arg("non_blocking") = false)
       .def("float", &Tensor::float_)
       .def("double", &Tensor::double_)

@@ -3,6 +3,7 @@ import multiprocessing
 import os
 import queue
 import time
+import warnings
 
 import ember
 
@@ -51,8 +52,13 @@ class DataLoader:
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory  # nothing to pin on the CPU
+        self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
+        # Pinned batches copy to the GPU asynchronously (x.to("cuda", non_blocking=True)).
+        self._pin = bool(pin_memory) and ember._C._cuda.is_available()
+        if pin_memory and not self._pin:
+            warnings.warn("DataLoader: pin_memory=True, but no usable CUDA GPU is present, so batches are not "
+                          "pinned (pinned memory only speeds up copies to a GPU)", stacklevel=2)
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
@@ -132,6 +138,25 @@ class DataLoader:
         return _MultiProcessIter(self)
 
 
+def _pin(data):
+    """data with every tensor in it copied to pinned memory, its structure kept."""
+    if isinstance(data, ember.Tensor):
+        return data.pin_memory()
+    if isinstance(data, dict):
+        return type(data)((k, _pin(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a namedtuple
+        return type(data)(*(_pin(v) for v in data))
+    if isinstance(data, (tuple, list)):
+        return type(data)(_pin(v) for v in data)
+    if hasattr(data, "pin_memory"):  # a custom batch type, as PyTorch allows
+        return data.pin_memory()
+    return data
+
+
+def _pinned(batch, loader):
+    return _pin(batch) if loader._pin else batch
+
+
 def _base_seed(loader):
     # Drawn at the start of every epoch with or without workers, so that the
     # sampler sees the same generator state (and order) for any num_workers.
@@ -152,7 +177,7 @@ class _SingleProcessIter:
 
     def __next__(self):
         index = next(self._indices)  # StopIteration ends the epoch
-        return self._fetcher.fetch(index)
+        return _pinned(self._fetcher.fetch(index), self._loader)
 
     def __len__(self):
         return len(self._loader)
@@ -255,7 +280,7 @@ class _MultiProcessIter:
                 self._send_task()
                 continue
             self._send_task()
-            return _worker.unpack(result)
+            return _pinned(_worker.unpack(result), self._loader)
 
     def _wait_for(self, task_id):
         start = time.monotonic()

@@ -1,0 +1,118 @@
+"""Pinned host memory and non_blocking copies: Tensor.pin_memory / is_pinned,
+to(..., non_blocking=True), copy_(non_blocking=True), DataLoader(pin_memory=True).
+The GPU half compares every asynchronous copy with the blocking one; without a
+GPU, pinning must fail with a clear error and everything else must still work."""
+import collections
+
+import numpy as np
+import pytest
+
+import ember
+from ember.utils.data import DataLoader, TensorDataset
+
+gpu = pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+no_gpu = pytest.mark.skipif(ember._C._cuda.is_available(), reason="checks the machine without a GPU")
+
+
+def test_non_blocking_is_accepted_on_the_cpu():
+    x = ember.arange(6.0).reshape(2, 3)
+    assert ember.equal(x.to("cpu", non_blocking=True), x)
+    assert x.to("cpu", ember.float64, True, True).dtype == ember.float64  # positional non_blocking, copy
+    y = ember.zeros(2, 3)
+    y.copy_(x, non_blocking=True)
+    assert ember.equal(y, x)
+    assert not x.is_pinned()
+
+
+@no_gpu
+def test_pin_memory_without_a_gpu_says_why():
+    with pytest.raises(RuntimeError, match="pin_memory: .*(GPU|CUDA)"):
+        ember.ones(3).pin_memory()
+
+
+@no_gpu
+def test_dataloader_pin_memory_without_a_gpu_warns_and_yields_plain_batches():
+    data = TensorDataset(ember.arange(8.0).reshape(4, 2), ember.arange(4))
+    with pytest.warns(UserWarning, match="pin_memory=True, but no usable CUDA GPU"):
+        loader = DataLoader(data, batch_size=2, pin_memory=True)
+    x, y = next(iter(loader))
+    assert x.shape == (2, 2) and not x.is_pinned()
+
+
+@gpu
+def test_pin_memory_copies_and_reports_pinned():
+    x = ember.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4)).t()  # not contiguous
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned() and p.device.type == "cpu"
+    assert p.is_contiguous() and ember.equal(p, x)
+    assert p.pin_memory() is p or p.pin_memory().data_ptr() == p.data_ptr()  # already pinned: no copy
+    assert p[1:].is_pinned()  # a view of pinned memory is pinned
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [ember.float32, ember.bfloat16, ember.int64])
+def test_non_blocking_round_trip_matches_the_blocking_copy(dtype):
+    x = ember.from_numpy(np.random.default_rng(0).standard_normal((257, 33)).astype(np.float32)).to(dtype)
+    host = x.pin_memory()
+    dev = host.to("cuda", non_blocking=True)
+    assert ember.equal(dev.cpu(), x)
+    back = ember.empty(x.shape, dtype=dtype).pin_memory()
+    back.copy_(dev * 2, non_blocking=True)
+    ember.cuda.synchronize()  # as in PyTorch: wait before reading a non_blocking copy to the host
+    assert ember.equal(back, x * 2)
+
+
+@gpu
+def test_non_blocking_copy_with_a_cast_and_a_layout_change():
+    x = ember.from_numpy(np.random.default_rng(1).standard_normal((40, 30)).astype(np.float32)).pin_memory()
+    dev = x.to("cuda", ember.float64, non_blocking=True)
+    assert dev.dtype == ember.float64 and ember.equal(dev.cpu(), x.double())
+    dst = ember.zeros(30, 40, device="cuda").t()  # a strided destination
+    dst.copy_(x, non_blocking=True)
+    assert ember.equal(dst.cpu(), x)
+    out = ember.empty(30, 40, dtype=ember.float64).pin_memory()
+    out.copy_(dev.t(), non_blocking=True)
+    ember.cuda.synchronize()
+    assert ember.equal(out, x.double().t())
+
+
+@gpu
+def test_a_pinned_buffer_refilled_every_step_never_corrupts_a_copy_in_flight():
+    # A data-loader pattern: pin, copy asynchronously, drop the host batch, repeat.
+    rng = np.random.default_rng(2)
+    batches = [rng.standard_normal((512, 256)).astype(np.float32) for _ in range(20)]
+    on_gpu = []
+    for b in batches:
+        on_gpu.append(ember.from_numpy(b).pin_memory().to("cuda", non_blocking=True))
+    for b, d in zip(batches, on_gpu):
+        np.testing.assert_array_equal(d.cpu().numpy(), b)
+
+
+@gpu
+def test_dataloader_pins_nested_batches():
+    Pair = collections.namedtuple("Pair", "x y")
+
+    class Data(ember.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return {"pair": Pair(ember.full((2,), float(i)), ember.tensor(i)), "id": i}
+
+    batch = next(iter(DataLoader(Data(), batch_size=2, pin_memory=True)))
+    assert batch["pair"].x.is_pinned() and batch["pair"].y.is_pinned()
+    assert isinstance(batch["pair"], Pair)
+    assert batch["pair"].x.to("cuda", non_blocking=True).cpu().tolist() == [[0.0, 0.0], [1.0, 1.0]]
+
+
+@gpu
+def test_pin_memory_is_differentiable():
+    x = ember.randn(5, requires_grad=True)
+    (x.pin_memory() * 3).sum().backward()
+    assert x.grad.tolist() == [3.0] * 5
+
+
+@gpu
+def test_pinning_a_gpu_tensor_is_refused():
+    with pytest.raises(RuntimeError, match="pin_memory: cannot pin a cuda:0 tensor"):
+        ember.ones(2, device="cuda").pin_memory()
