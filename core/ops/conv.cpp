@@ -11,6 +11,7 @@
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/conv.h>
@@ -81,7 +82,8 @@ Tensor from_4d(const Tensor& t, int64_t spatial, bool batched) {
   return batched ? r : squeeze(r, 0);
 }
 
-// Shared by conv1d/conv2d. pad_begin/pad_end per spatial dim (they differ only for "same").
+// Shared by conv1d/conv2d. pad_begin/pad_end per spatial dim (conv_nd_string
+// passes equal ones: cuDNN pads symmetrically).
 Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                const IntList& stride_in, const IntList& pad_begin, const IntList& pad_end, const IntList& dil_in,
                int64_t groups) {
@@ -140,14 +142,23 @@ Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Te
     EMBER_CHECK(s == 1, Error, op, ": padding='same' is not supported for strided convolutions");
   }
   const IntList dil = expand_arg(op, "dilation", dil_in, spatial);
-  IntList begin, end;
+  IntList begin;
+  Tensor padded = x;
   for (int64_t i = 0; i < spatial; ++i) {
-    // PyTorch pads total/2 on both sides and the odd one at the end.
+    // PyTorch pads total/2 on both sides and the odd one at the end. cuDNN's
+    // convolution descriptor has one padding per dim, applied on both sides
+    // (and rejects an output one larger), so the odd one is a zero row or
+    // column appended to the input, as PyTorch does for every backend.
     const int64_t total = dil[i] * (w.size(2 + i) - 1);
     begin.push_back(total / 2);
-    end.push_back(total - total / 2);
+    if (total % 2 != 0) {
+      const int64_t d = x.dim() - spatial + i;
+      Shape extra = padded.shape();
+      extra[static_cast<size_t>(d)] = 1;
+      padded = cat({padded, zeros(extra, padded.dtype(), padded.device())}, d);
+    }
   }
-  return conv_nd(op, spatial, x, w, b, stride, begin, end, dil, groups);
+  return conv_nd(op, spatial, padded, w, b, stride, begin, begin, dil, groups);
 }
 
 Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,

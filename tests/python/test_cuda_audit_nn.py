@@ -1,0 +1,65 @@
+"""GPU checks for the bugs found by the audit of the nn half of the CUDA
+backend before it first ran on a GPU (cuDNN, cuBLAS/cuBLASLt and the fused
+kernels' launch code). Each test targets one finding and says which; they
+compare CUDA with the CPU path, and skip, saying why, without a GPU.
+"""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+
+AVAILABLE = ember._C._cuda.is_available()
+REASON = ember._C._cuda.unavailable_reason()
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+
+CASES = []  # no OpCase rows: these compare two backends, not ember with numpy
+
+
+def as_np(t):
+    return t.detach().cpu().to(ember.float64).numpy()
+
+
+def make(shape, seed, dtype=ember.float32):
+    rng = np.random.default_rng(seed)
+    return ember.tensor(np.round(rng.standard_normal(shape) * 8) / 8, dtype=dtype)
+
+
+def leaf(t, device):
+    return t.to(device).detach().requires_grad_(True)
+
+
+def forward_backward(fn, tensors, device):
+    xs = [leaf(t, device) for t in tensors]
+    out = fn(*xs)
+    out.backward(ember.ones_like(out))
+    return out, [x.grad for x in xs]
+
+
+def compare(fn, tensors, rtol=1e-4, atol=1e-4):
+    want, want_grads = forward_backward(fn, tensors, "cpu")
+    got, got_grads = forward_backward(fn, tensors, "cuda")
+    assert got.device.type == "cuda"
+    np.testing.assert_allclose(as_np(got), as_np(want), rtol=rtol, atol=atol)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(as_np(g), as_np(w), rtol=rtol, atol=atol)
+
+
+# ---- conv with padding="same" and an even (dilated) kernel: cuDNN pads
+# symmetrically, so the odd row/column is appended to the input (core/ops/conv.cpp).
+
+@pytest.mark.parametrize("shapes, kwargs", [
+    ([(2, 3, 7, 6), (4, 3, 4, 2), (4,)], dict(padding="same")),
+    ([(1, 2, 9, 8), (3, 2, 2, 3)], dict(padding="same", dilation=(3, 2))),
+    ([(2, 4, 6, 6), (4, 2, 4, 4)], dict(padding="same", groups=2)),
+])
+def test_conv2d_same_padding_with_even_kernel(shapes, kwargs):
+    tensors = [make(s, i) for i, s in enumerate(shapes)]
+    with ember.backends.cudnn.flags(allow_tf32=False):
+        compare(lambda *t: F.conv2d(*t, **kwargs), tensors)
+
+
+def test_conv1d_same_padding_with_even_kernel():
+    tensors = [make((2, 3, 10), 0), make((5, 3, 4), 1), make((5,), 2)]
+    with ember.backends.cudnn.flags(allow_tf32=False):
+        compare(lambda x, w, b: F.conv1d(x, w, b, padding="same"), tensors)
