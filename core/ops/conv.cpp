@@ -5,12 +5,14 @@
 #include <ember/core/ops/conv.h>
 #include <ember/core/autocast.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include <ember/autograd/functions/conv.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -161,6 +163,34 @@ Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Te
   return conv_nd(op, spatial, padded, w, b, stride, begin, begin, dil, groups);
 }
 
+// A transposed convolution whose output_padding reaches its stride (allowed
+// when it stays below the dilation) is one cuDNN cannot run: its output is
+// the input gradient of a convolution whose output would have more rows than
+// x, and cuDNN rejects the mismatch (PyTorch avoids cuDNN there). It is the
+// full transposed convolution (no padding) cropped by `padding` at the start
+// and extended with zero rows at the end, which every backend runs; the bias
+// is added last.
+Tensor conv_transpose_cropped(const Tensor& x4, const Tensor& w4, const Tensor& b, const cpu::ConvGeom& g, int64_t H,
+                              int64_t W) {
+  cpu::ConvGeom full = g;
+  full.pad_h = full.pad_w = 0;
+  const int64_t FH = (x4.size(2) - 1) * g.stride_h + g.dil_h * (w4.size(2) - 1) + 1;
+  const int64_t FW = (x4.size(3) - 1) * g.stride_w + g.dil_w * (w4.size(3) - 1) + 1;
+  Tensor out = conv_detail::conv_transpose(x4, w4, Tensor(), full, FH, FW);
+  const int64_t sizes[2] = {H, W}, fulls[2] = {FH, FW}, pads[2] = {g.pad_h, g.pad_w};
+  for (int64_t i = 0; i < 2; ++i) {
+    const int64_t d = 2 + i, keep = std::max<int64_t>(0, std::min(sizes[i], fulls[i] - pads[i]));
+    out = narrow(out, d, std::min(pads[i], fulls[i]), keep);
+    if (keep < sizes[i]) {
+      Shape zero_shape = out.shape();
+      zero_shape[static_cast<size_t>(d)] = sizes[i] - keep;
+      out = cat({out, zeros(zero_shape, out.dtype(), out.device())}, d);
+    }
+  }
+  if (b.defined()) out = add(out, b.reshape({1, b.size(0), 1, 1}));
+  return out;
+}
+
 Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                          const IntList& stride_in, const IntList& pad_in, const IntList& outpad_in, int64_t groups,
                          const IntList& dil_in) {
@@ -195,6 +225,8 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
                 " gives a non-positive output size ", o);
     out_size.push_back(o);
   }
+  bool big_output_padding = false;
+  for (int64_t i = 0; i < spatial; ++i) big_output_padding = big_output_padding || outpad[i] >= stride[i];
   cpu::ConvGeom g;
   g.groups = groups;
   if (spatial == 2) {
@@ -203,8 +235,13 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
   } else {
     g.stride_w = stride[0], g.pad_w = pad[0], g.dil_w = dil[0];
   }
+  const Tensor x4 = as_4d(x, spatial, batched), w4 = as_4d(w, spatial, true);
+  if (big_output_padding) {
+    return from_4d(conv_transpose_cropped(x4, w4, b, g, spatial == 2 ? out_size[0] : 1, out_size.back()), spatial,
+                   batched);
+  }
   const int64_t H = spatial == 2 ? out_size[0] : 1, W = out_size.back();
-  Tensor out = conv_detail::conv_transpose(as_4d(x, spatial, batched), as_4d(w, spatial, true), b, g, H, W);
+  Tensor out = conv_detail::conv_transpose(x4, w4, b, g, H, W);
   return from_4d(out, spatial, batched);
 }
 

@@ -63,3 +63,24 @@ def test_conv1d_same_padding_with_even_kernel():
     tensors = [make((2, 3, 10), 0), make((5, 3, 4), 1), make((5,), 2)]
     with ember.backends.cudnn.flags(allow_tf32=False):
         compare(lambda x, w, b: F.conv1d(x, w, b, padding="same"), tensors)
+
+
+# ---- conv_transpose with output_padding >= stride (allowed below the
+# dilation): cuDNN cannot run that geometry, so it runs as the full transposed
+# conv, cropped and zero-extended (core/ops/conv.cpp's conv_transpose_cropped).
+
+@pytest.mark.parametrize("shapes, kwargs", [
+    ([(1, 2, 3, 3), (2, 2, 2, 2)], dict(dilation=3, output_padding=2)),
+    ([(2, 3, 4, 5), (3, 2, 2, 3), (2,)], dict(dilation=(3, 2), output_padding=(2, 1), padding=(1, 2))),
+    ([(2, 4, 4, 5), (4, 1, 2, 3), (2,)], dict(dilation=3, stride=2, output_padding=2, padding=1, groups=2)),
+])
+def test_conv_transpose2d_output_padding_past_stride(shapes, kwargs):
+    tensors = [make(s, i) for i, s in enumerate(shapes)]
+    with ember.backends.cudnn.flags(allow_tf32=False):
+        compare(lambda *t: F.conv_transpose2d(*t, **kwargs), tensors)
+
+
+def test_conv_transpose1d_output_padding_past_stride():
+    tensors = [make((2, 3, 6), 0), make((3, 4, 3), 1)]
+    with ember.backends.cudnn.flags(allow_tf32=False):
+        compare(lambda x, w: F.conv_transpose1d(x, w, dilation=2, output_padding=1, padding=1), tensors)
