@@ -206,7 +206,14 @@ template <class Calls>
 void choose(ConvPlan& plan, cudnnHandle_t h, const Operands& o, DType dt, const CudnnFlags& flags, int index,
             const char* op) {
   const bool fma_only = dt == DType::Float32 && !flags.allow_tf32;
-  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), fma_only ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
+  // The math type set before the search is what cuDNN's heuristics and Find
+  // consider: half types get TENSOR_OP_MATH so tensor-core algorithms are
+  // among the candidates (with DEFAULT_MATH they may not be; PyTorch sets it
+  // for the same reason). Each candidate's own math type is set below.
+  const cudnnMathType_t search_math = fma_only ? CUDNN_FMA_MATH
+                                      : (dt == DType::Float16 || dt == DType::BFloat16) ? CUDNN_TENSOR_OP_MATH
+                                                                                        : CUDNN_DEFAULT_MATH;
+  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), search_math));
   std::array<typename Calls::Perf, Calls::kCount> perf{};
   int got = 0;
   if (flags.benchmark) {

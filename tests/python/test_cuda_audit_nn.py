@@ -84,3 +84,25 @@ def test_conv_transpose1d_output_padding_past_stride():
     tensors = [make((2, 3, 6), 0), make((3, 4, 3), 1)]
     with ember.backends.cudnn.flags(allow_tf32=False):
         compare(lambda x, w: F.conv_transpose1d(x, w, dilation=2, output_padding=1, padding=1), tensors)
+
+
+# ---- half-precision convolutions search tensor-core algorithms
+# (cuda/conv.cpp sets TENSOR_OP_MATH before cuDNN's heuristics/Find):
+# results must still match the CPU, with and without benchmarking.
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=str)
+@pytest.mark.parametrize("benchmark", [False, True])
+def test_half_convolutions_match_cpu(dtype, benchmark):
+    x, w, b = make((2, 8, 9, 9), 0), make((16, 8, 3, 3), 1), make((16,), 2)
+
+    def run(device):
+        xs, ws, bs = (t.to(device).to(dtype).detach().requires_grad_(True) for t in (x, w, b))
+        out = F.conv2d(xs, ws, bs, padding=1)
+        out.backward(ember.ones_like(out))
+        return [as_np(t) for t in (out, xs.grad, ws.grad, bs.grad)]
+
+    with ember.backends.cudnn.flags(benchmark=benchmark):
+        want, got = run("cpu"), run("cuda")
+    for name, g, c in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
+        scale = max(np.abs(c).max(), 1.0)
+        np.testing.assert_allclose(g, c, rtol=2e-2, atol=2e-2 * scale, err_msg=name)
