@@ -275,9 +275,32 @@ void set_cudnn_flags(const CudnnFlags& flags) {
   g_cudnn_flags = flags;
 }
 
+namespace {
+
+// Every convolution runs, in each direction, as cuDNN's forward convolution
+// from an image [H, W] to a grid [OH, OW] with one padding per dim on both
+// sides, and cuDNN refuses shapes other than that convolution's: OH must be
+// (H + 2 pad - dil (KH - 1) - 1) / stride + 1. The CPU kernels would accept
+// more, so the rule is checked on every device: a geometry cuDNN cannot run
+// fails here on any machine instead of first on a GPU.
+void check_cudnn_geometry(const char* op, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                          const cpu::ConvGeom& g) {
+  auto grid = [](int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+    const int64_t room = in + 2 * pad - dil * (k - 1) - 1;
+    return room < 0 ? int64_t{-1} : room / stride + 1;
+  };
+  EMBER_CHECK(grid(H, KH, g.stride_h, g.pad_h, g.dil_h) == OH && grid(W, KW, g.stride_w, g.pad_w, g.dil_w) == OW, Error,
+              op, ": internal error: an image of [", H, ", ", W, "] and a kernel of [", KH, ", ", KW, "] with stride [",
+              g.stride_h, ", ", g.stride_w, "], padding [", g.pad_h, ", ", g.pad_w, "] and dilation [", g.dil_h, ", ",
+              g.dil_w, "] do not make a [", OH, ", ", OW, "] grid, which cuDNN would refuse");
+}
+
+}  // namespace
+
 namespace conv_detail {
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t OH, int64_t OW) {
+  check_cudnn_geometry("conv2d", x.size(2), x.size(3), w.size(2), w.size(3), OH, OW, g);
   Tensor out = run_in_compute_dtype({x.size(0), w.size(0), OH, OW}, x, {x, w, bias},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv2d(o, p[0], p[1], p[2], g) : cpu::conv2d(o, p[0], p[1], p[2], g);
@@ -290,6 +313,7 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Con
 
 Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t H,
                       int64_t W) {
+  check_cudnn_geometry("conv_transpose2d", H, W, w.size(2), w.size(3), x.size(2), x.size(3), g);
   Tensor out = run_in_compute_dtype({x.size(0), w.size(1) * g.groups, H, W}, x, {x, w, bias},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv_transpose2d(o, p[0], p[1], p[2], g)
@@ -302,6 +326,7 @@ Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, cons
 }
 
 Tensor conv_weight(const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g, int64_t KH, int64_t KW) {
+  check_cudnn_geometry("conv2d_weight", x.size(2), x.size(3), KH, KW, gy.size(2), gy.size(3), g);
   Tensor out = run_in_compute_dtype({gy.size(1), x.size(1) / g.groups, KH, KW}, x, {x, gy},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv2d_weight(o, p[0], p[1], g) : cpu::conv2d_weight(o, p[0], p[1], g);
