@@ -299,13 +299,13 @@ std::shared_ptr<const ConvPlan> plan_for(cudnnHandle_t h, int index, const Tenso
   return plan;
 }
 
-// out += bias broadcast over [N, C, H, W].
-void add_bias(Tensor& out, const Tensor& bias, const TensorDescriptor& out_desc, cudnnHandle_t h, const char* op) {
+// out += bias broadcast over [N, C, H, W], with ember's own broadcasting add
+// (as PyTorch adds a convolution's bias): cudnnAddTensor, the alternative, is
+// deprecated in cuDNN 9 and documents no list of the data types it takes
+// (bfloat16 among them or not).
+void add_bias(Tensor& out, const Tensor& bias) {
   if (!bias.defined()) return;
-  const TensorDescriptor bias_desc(bias.dtype(), 1, bias.numel(), 1, 1, op);
-  const ScalingFactor one(1.0);
-  EMBER_CUDNN_CHECK(cudnnAddTensor(h, one.get(out.dtype()), bias_desc.get(), bias.data_ptr(), one.get(out.dtype()),
-                                   out_desc.get(), out.data_ptr()));
+  out.add_(bias.reshape({1, bias.numel(), 1, 1}));
 }
 
 }  // namespace
@@ -326,7 +326,7 @@ void conv2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, c
                                             w.data_ptr(), plan->conv.get(),
                                             static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), ws.get(),
                                             plan->workspace, zero.get(dt), plan->second.get(), out.data_ptr()));
-  add_bias(out, bias, plan->second, h, op);
+  add_bias(out, bias);
 }
 
 void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g) {
@@ -339,7 +339,7 @@ void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tenso
   const DType dt = x.dtype();
   if (x.numel() == 0) {  // nothing flows back: zeros (+ bias)
     EMBER_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.numel() * itemsize(dt), current_cuda_stream(index)));
-    add_bias(out, bias, nchw(out, op), h, op);
+    add_bias(out, bias);
     return;
   }
   // The forward conv whose input gradient this is maps out's space to x's.
@@ -351,7 +351,7 @@ void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tenso
                                                  x.data_ptr(), plan->conv.get(),
                                                  static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo), ws.get(),
                                                  plan->workspace, zero.get(dt), plan->second.get(), out.data_ptr()));
-  add_bias(out, bias, plan->second, h, op);
+  add_bias(out, bias);
 }
 
 void conv2d_weight(Tensor& gw, const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g) {
