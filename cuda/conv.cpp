@@ -206,7 +206,14 @@ template <class Calls>
 void choose(ConvPlan& plan, cudnnHandle_t h, const Operands& o, DType dt, const CudnnFlags& flags, int index,
             const char* op) {
   const bool fma_only = dt == DType::Float32 && !flags.allow_tf32;
-  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), fma_only ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
+  // The math type set before the search is what cuDNN's heuristics and Find
+  // consider: half types get TENSOR_OP_MATH so tensor-core algorithms are
+  // among the candidates (with DEFAULT_MATH they may not be; PyTorch sets it
+  // for the same reason). Each candidate's own math type is set below.
+  const cudnnMathType_t search_math = fma_only ? CUDNN_FMA_MATH
+                                      : (dt == DType::Float16 || dt == DType::BFloat16) ? CUDNN_TENSOR_OP_MATH
+                                                                                        : CUDNN_DEFAULT_MATH;
+  EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv.get(), search_math));
   std::array<typename Calls::Perf, Calls::kCount> perf{};
   int got = 0;
   if (flags.benchmark) {
@@ -292,13 +299,13 @@ std::shared_ptr<const ConvPlan> plan_for(cudnnHandle_t h, int index, const Tenso
   return plan;
 }
 
-// out += bias broadcast over [N, C, H, W].
-void add_bias(Tensor& out, const Tensor& bias, const TensorDescriptor& out_desc, cudnnHandle_t h, const char* op) {
+// out += bias broadcast over [N, C, H, W], with ember's own broadcasting add
+// (as PyTorch adds a convolution's bias): cudnnAddTensor, the alternative, is
+// deprecated in cuDNN 9 and documents no list of the data types it takes
+// (bfloat16 among them or not).
+void add_bias(Tensor& out, const Tensor& bias) {
   if (!bias.defined()) return;
-  const TensorDescriptor bias_desc(bias.dtype(), 1, bias.numel(), 1, 1, op);
-  const ScalingFactor one(1.0);
-  EMBER_CUDNN_CHECK(cudnnAddTensor(h, one.get(out.dtype()), bias_desc.get(), bias.data_ptr(), one.get(out.dtype()),
-                                   out_desc.get(), out.data_ptr()));
+  out.add_(bias.reshape({1, bias.numel(), 1, 1}));
 }
 
 }  // namespace
@@ -319,7 +326,7 @@ void conv2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, c
                                             w.data_ptr(), plan->conv.get(),
                                             static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), ws.get(),
                                             plan->workspace, zero.get(dt), plan->second.get(), out.data_ptr()));
-  add_bias(out, bias, plan->second, h, op);
+  add_bias(out, bias);
 }
 
 void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g) {
@@ -332,7 +339,7 @@ void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tenso
   const DType dt = x.dtype();
   if (x.numel() == 0) {  // nothing flows back: zeros (+ bias)
     EMBER_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.numel() * itemsize(dt), current_cuda_stream(index)));
-    add_bias(out, bias, nchw(out, op), h, op);
+    add_bias(out, bias);
     return;
   }
   // The forward conv whose input gradient this is maps out's space to x's.
@@ -344,7 +351,7 @@ void conv_transpose2d(Tensor& out, const Tensor& x, const Tensor& w, const Tenso
                                                  x.data_ptr(), plan->conv.get(),
                                                  static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo), ws.get(),
                                                  plan->workspace, zero.get(dt), plan->second.get(), out.data_ptr()));
-  add_bias(out, bias, plan->second, h, op);
+  add_bias(out, bias);
 }
 
 void conv2d_weight(Tensor& gw, const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g) {

@@ -5,12 +5,15 @@
 #include <ember/core/ops/conv.h>
 #include <ember/core/autocast.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include <ember/autograd/functions/conv.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/binary.h>
+#include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/conv.h>
@@ -81,7 +84,8 @@ Tensor from_4d(const Tensor& t, int64_t spatial, bool batched) {
   return batched ? r : squeeze(r, 0);
 }
 
-// Shared by conv1d/conv2d. pad_begin/pad_end per spatial dim (they differ only for "same").
+// Shared by conv1d/conv2d. pad_begin/pad_end per spatial dim (conv_nd_string
+// passes equal ones: cuDNN pads symmetrically).
 Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
                const IntList& stride_in, const IntList& pad_begin, const IntList& pad_end, const IntList& dil_in,
                int64_t groups) {
@@ -140,14 +144,51 @@ Tensor conv_nd_string(const char* op, int64_t spatial, const Tensor& x, const Te
     EMBER_CHECK(s == 1, Error, op, ": padding='same' is not supported for strided convolutions");
   }
   const IntList dil = expand_arg(op, "dilation", dil_in, spatial);
-  IntList begin, end;
+  IntList begin;
+  Tensor padded = x;
   for (int64_t i = 0; i < spatial; ++i) {
-    // PyTorch pads total/2 on both sides and the odd one at the end.
+    // PyTorch pads total/2 on both sides and the odd one at the end. cuDNN's
+    // convolution descriptor has one padding per dim, applied on both sides
+    // (and rejects an output one larger), so the odd one is a zero row or
+    // column appended to the input, as PyTorch does for every backend.
     const int64_t total = dil[i] * (w.size(2 + i) - 1);
     begin.push_back(total / 2);
-    end.push_back(total - total / 2);
+    if (total % 2 != 0) {
+      const int64_t d = x.dim() - spatial + i;
+      Shape extra = padded.shape();
+      extra[static_cast<size_t>(d)] = 1;
+      padded = cat({padded, zeros(extra, padded.dtype(), padded.device())}, d);
+    }
   }
-  return conv_nd(op, spatial, x, w, b, stride, begin, end, dil, groups);
+  return conv_nd(op, spatial, padded, w, b, stride, begin, begin, dil, groups);
+}
+
+// A transposed convolution whose output_padding reaches its stride (allowed
+// when it stays below the dilation) is one cuDNN cannot run: its output is
+// the input gradient of a convolution whose output would have more rows than
+// x, and cuDNN rejects the mismatch (PyTorch avoids cuDNN there). It is the
+// full transposed convolution (no padding) cropped by `padding` at the start
+// and extended with zero rows at the end, which every backend runs; the bias
+// is added last.
+Tensor conv_transpose_cropped(const Tensor& x4, const Tensor& w4, const Tensor& b, const cpu::ConvGeom& g, int64_t H,
+                              int64_t W) {
+  cpu::ConvGeom full = g;
+  full.pad_h = full.pad_w = 0;
+  const int64_t FH = (x4.size(2) - 1) * g.stride_h + g.dil_h * (w4.size(2) - 1) + 1;
+  const int64_t FW = (x4.size(3) - 1) * g.stride_w + g.dil_w * (w4.size(3) - 1) + 1;
+  Tensor out = conv_detail::conv_transpose(x4, w4, Tensor(), full, FH, FW);
+  const int64_t sizes[2] = {H, W}, fulls[2] = {FH, FW}, pads[2] = {g.pad_h, g.pad_w};
+  for (int64_t i = 0; i < 2; ++i) {
+    const int64_t d = 2 + i, keep = std::max<int64_t>(0, std::min(sizes[i], fulls[i] - pads[i]));
+    out = narrow(out, d, std::min(pads[i], fulls[i]), keep);
+    if (keep < sizes[i]) {
+      Shape zero_shape = out.shape();
+      zero_shape[static_cast<size_t>(d)] = sizes[i] - keep;
+      out = cat({out, zeros(zero_shape, out.dtype(), out.device())}, d);
+    }
+  }
+  if (b.defined()) out = add(out, b.reshape({1, b.size(0), 1, 1}));
+  return out;
 }
 
 Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w, const Tensor& b,
@@ -184,6 +225,8 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
                 " gives a non-positive output size ", o);
     out_size.push_back(o);
   }
+  bool big_output_padding = false;
+  for (int64_t i = 0; i < spatial; ++i) big_output_padding = big_output_padding || outpad[i] >= stride[i];
   cpu::ConvGeom g;
   g.groups = groups;
   if (spatial == 2) {
@@ -192,8 +235,13 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
   } else {
     g.stride_w = stride[0], g.pad_w = pad[0], g.dil_w = dil[0];
   }
+  const Tensor x4 = as_4d(x, spatial, batched), w4 = as_4d(w, spatial, true);
+  if (big_output_padding) {
+    return from_4d(conv_transpose_cropped(x4, w4, b, g, spatial == 2 ? out_size[0] : 1, out_size.back()), spatial,
+                   batched);
+  }
   const int64_t H = spatial == 2 ? out_size[0] : 1, W = out_size.back();
-  Tensor out = conv_detail::conv_transpose(as_4d(x, spatial, batched), as_4d(w, spatial, true), b, g, H, W);
+  Tensor out = conv_detail::conv_transpose(x4, w4, b, g, H, W);
   return from_4d(out, spatial, batched);
 }
 
@@ -227,9 +275,32 @@ void set_cudnn_flags(const CudnnFlags& flags) {
   g_cudnn_flags = flags;
 }
 
+namespace {
+
+// Every convolution runs, in each direction, as cuDNN's forward convolution
+// from an image [H, W] to a grid [OH, OW] with one padding per dim on both
+// sides, and cuDNN refuses shapes other than that convolution's: OH must be
+// (H + 2 pad - dil (KH - 1) - 1) / stride + 1. The CPU kernels would accept
+// more, so the rule is checked on every device: a geometry cuDNN cannot run
+// fails here on any machine instead of first on a GPU.
+void check_cudnn_geometry(const char* op, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                          const cpu::ConvGeom& g) {
+  auto grid = [](int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+    const int64_t room = in + 2 * pad - dil * (k - 1) - 1;
+    return room < 0 ? int64_t{-1} : room / stride + 1;
+  };
+  EMBER_CHECK(grid(H, KH, g.stride_h, g.pad_h, g.dil_h) == OH && grid(W, KW, g.stride_w, g.pad_w, g.dil_w) == OW, Error,
+              op, ": internal error: an image of [", H, ", ", W, "] and a kernel of [", KH, ", ", KW, "] with stride [",
+              g.stride_h, ", ", g.stride_w, "], padding [", g.pad_h, ", ", g.pad_w, "] and dilation [", g.dil_h, ", ",
+              g.dil_w, "] do not make a [", OH, ", ", OW, "] grid, which cuDNN would refuse");
+}
+
+}  // namespace
+
 namespace conv_detail {
 
 Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t OH, int64_t OW) {
+  check_cudnn_geometry("conv2d", x.size(2), x.size(3), w.size(2), w.size(3), OH, OW, g);
   Tensor out = run_in_compute_dtype({x.size(0), w.size(0), OH, OW}, x, {x, w, bias},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv2d(o, p[0], p[1], p[2], g) : cpu::conv2d(o, p[0], p[1], p[2], g);
@@ -242,6 +313,7 @@ Tensor conv(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Con
 
 Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::ConvGeom& g, int64_t H,
                       int64_t W) {
+  check_cudnn_geometry("conv_transpose2d", H, W, w.size(2), w.size(3), x.size(2), x.size(3), g);
   Tensor out = run_in_compute_dtype({x.size(0), w.size(1) * g.groups, H, W}, x, {x, w, bias},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv_transpose2d(o, p[0], p[1], p[2], g)
@@ -254,6 +326,7 @@ Tensor conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias, cons
 }
 
 Tensor conv_weight(const Tensor& x, const Tensor& gy, const cpu::ConvGeom& g, int64_t KH, int64_t KW) {
+  check_cudnn_geometry("conv2d_weight", x.size(2), x.size(3), KH, KW, gy.size(2), gy.size(3), g);
   Tensor out = run_in_compute_dtype({gy.size(1), x.size(1) / g.groups, KH, KW}, x, {x, gy},
                                     [&](Tensor& o, const std::vector<Tensor>& p, bool on_cuda) {
                                       on_cuda ? cuda::conv2d_weight(o, p[0], p[1], g) : cpu::conv2d_weight(o, p[0], p[1], g);
