@@ -140,3 +140,23 @@ def test_stream_context_allocates_and_runs_on_the_stream():
         y = (x * 2 + 1).sum()
     ember.cuda.current_stream().wait_stream(s)
     assert y.item() == float(n * n)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_uniform_gives_the_cpus_bits_for_a_seed(dtype):
+    # uniform_ draws no transcendental function, so the GPU must give the CPU's
+    # bits, also in float64 and for a span (3.4) that makes span * u inexact:
+    # the CPU rounds the product, then the sum, where nvcc would fuse them.
+    n = 100_003
+    ember.manual_seed(11)
+    got = ember.empty(n, dtype=dtype, device="cuda").uniform_(-1.3, 2.1)
+    ember.manual_seed(11)
+    want = ember.empty(n, dtype=dtype).uniform_(-1.3, 2.1)
+    np.testing.assert_array_equal(host(got).double().numpy(), want.double().numpy())
+    # normal_ with a mean and std: the same affine step (its log/sin/cos may differ by ulps).
+    ember.manual_seed(12)
+    got = ember.empty(n, dtype=dtype, device="cuda").normal_(0.7, 1.9)
+    ember.manual_seed(12)
+    want = ember.empty(n, dtype=dtype).normal_(0.7, 1.9)
+    tol = 1e-2 if dtype in (ember.float16, ember.bfloat16) else 1e-5
+    np.testing.assert_allclose(host(got).double().numpy(), want.double().numpy(), rtol=tol, atol=tol)
