@@ -26,6 +26,17 @@ py::dict stats_dict(const cuda::AllocatorStats& s) {
   d["num_cache_flushes"] = s.cache_flushes;
   d["num_ooms"] = s.ooms;
   d["pending_frees"] = s.pending_frees;
+  // The same counters under torch.cuda.memory_stats()'s names, so code
+  // written for PyTorch reads them unchanged (num_ooms and num_device_* above
+  // already have its names).
+  d["allocated_bytes.all.current"] = s.allocated;
+  d["allocated_bytes.all.peak"] = s.peak_allocated;
+  d["reserved_bytes.all.current"] = s.reserved;
+  d["reserved_bytes.all.peak"] = s.peak_reserved;
+  d["requested_bytes.all.current"] = s.requested;
+  d["active.all.current"] = s.active_blocks;
+  d["segment.all.current"] = s.segments;
+  d["num_alloc_retries"] = s.cache_flushes;
   return d;
 }
 

@@ -95,3 +95,25 @@ TEST_CASE("dtype conversions of CUDA casts (host emulation) match the CPU's", "[
     }
   }
 }
+
+// Negative floats to uint8 wrap modulo 256 through int64 (PyTorch's rule, and
+// what the CPU gives: -1.0 -> 255). A plain float -> uint8 cast compiles to
+// PTX's saturating cvt.rzi.u32 (-1.0 -> 0) on the GPU, which this host cannot
+// show; the rule is pinned here and tests/python/test_cuda_audit_core.py
+// checks the GPU.
+TEST_CASE("dtype conversions of CUDA casts (host emulation): negative floats to uint8 wrap", "[emulation]") {
+  const std::vector<double> values = {-1.0, -3.5, -0.5, -128.0, -255.0, -256.0, -1000.25, 300.75};
+  const uint8_t expected[] = {255, 253, 0, 128, 1, 0, 24, 44};
+  for (DType s : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    INFO("cast " << ember::dtype_name(s) << " -> uint8");
+    const Tensor src = tensor_of(values, {static_cast<int64_t>(values.size())}, s);
+    const Tensor got = emulated_cast(src, DType::UInt8), want = src.to(DType::UInt8, /*copy=*/true);
+    const std::vector<double> as_held = values_of(src);
+    for (size_t i = 0; i < values.size(); ++i) {
+      INFO("source " << as_held[i]);
+      // (the 16-bit types hold -1000.25 and 300.75 as whole numbers of the same wrap)
+      CHECK(static_cast<int>(static_cast<const uint8_t*>(got.data_ptr())[i]) == expected[i]);
+      CHECK(static_cast<int>(static_cast<const uint8_t*>(want.data_ptr())[i]) == expected[i]);
+    }
+  }
+}
