@@ -67,7 +67,9 @@ void uniform(Tensor& out, double from, double to, const PhiloxStream& s) {
     const double range = to - from;
     for_each_element(out.numel(), words, s, [&](int64_t i, const uint32_t* w) {
       const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
-      T v = store_float<T>(from + range * u);
+      // One rounding (std::fma), as the CUDA kernel: the bits for a seed must not
+      // depend on whether the compiler contracts from + range * u.
+      T v = store_float<T>(std::fma(range, u, from));
       // Rounding to T may land on `to`; keep the interval half-open.
       if (range > 0 && static_cast<double>(static_cast<float>(v)) >= to && !std::is_same_v<T, double>) {
         v = store_float<T>(from);
@@ -99,8 +101,8 @@ void normal(Tensor& out, double mean, double std, const PhiloxStream& s) {
           const C u2 = static_cast<C>(words == 2 ? unit53(pw[2], pw[3]) : unit24(pw[1]));
           const C r = std::sqrt(C(-2) * std::log(C(1) - u1));  // 1 - u1 is in (0, 1]
           const C theta = C(2 * M_PI) * u2;
-          p[i] = store_float<T>(mean + std * static_cast<double>(r * std::cos(theta)));
-          if (i + 1 < n) p[i + 1] = store_float<T>(mean + std * static_cast<double>(r * std::sin(theta)));
+          p[i] = store_float<T>(std::fma(std, static_cast<double>(r * std::cos(theta)), mean));
+          if (i + 1 < n) p[i + 1] = store_float<T>(std::fma(std, static_cast<double>(r * std::sin(theta)), mean));
         }
       }
     });

@@ -66,18 +66,11 @@ __global__ void per_element_kernel(T* out, int64_t n, int words, uint64_t seed, 
   }
 }
 
-// from + span * u with the product rounded before the sum, as the CPU kernels
-// compute it: nvcc would contract the expression into one fma.rn.f64, whose
-// single rounding gives other float64 bits for the same seed. (The host
-// compiler of the emulation and of the CPU kernels does not contract: no
-// FMA in ember's default x86-64 target.)
-__device__ inline double mul_add_rounded(double span, double u, double from) {
-#ifdef EMBER_CUDA_EMULATION
-  return from + span * u;
-#else
-  return __dadd_rn(from, __dmul_rn(span, u));
-#endif
-}
+// from + span * u rounded once, as the CPU kernels compute it (std::fma in
+// core/cpu/random.cpp): written out on both sides so that the bits for a seed
+// do not depend on whether a compiler contracts the expression (nvcc does by
+// default; a host compiler only with FMA units and -ffp-contract=fast).
+__device__ inline double fused_mul_add(double span, double u, double from) { return ::fma(span, u, from); }
 
 // A double result stored as T the way the CPU stores it (core/cpu/random.cpp):
 // the half types through float, as PyTorch computes them.
@@ -96,7 +89,7 @@ struct UniformOp {
   int words;
   __device__ T operator()(int64_t, const uint32_t* w) const {
     const double u = words == 2 ? unit53(w[0], w[1]) : unit24(w[0]);
-    T v = store_float<T>(mul_add_rounded(span, u, from));
+    T v = store_float<T>(fused_mul_add(span, u, from));
     // Rounding to T may land on `to`; keep the interval half-open.
     if constexpr (!std::is_same_v<T, double>) {
       if (span > 0 && static_cast<double>(static_cast<float>(widen(v))) >= to) v = store_float<T>(from);
@@ -165,8 +158,8 @@ __global__ void normal_kernel(T* out, int64_t n, int words, uint64_t seed, uint6
         r = sqrtf(-2.0f * logf(1.0f - u1));
         sincosf(6.2831853f * u2, &sn, &cs);
       }
-      out[i] = store_float<T>(mul_add_rounded(std, static_cast<double>(r * cs), mean));
-      if (i + 1 < n) out[i + 1] = store_float<T>(mul_add_rounded(std, static_cast<double>(r * sn), mean));
+      out[i] = store_float<T>(fused_mul_add(std, static_cast<double>(r * cs), mean));
+      if (i + 1 < n) out[i + 1] = store_float<T>(fused_mul_add(std, static_cast<double>(r * sn), mean));
     }
   }
 }
