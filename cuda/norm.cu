@@ -1,11 +1,14 @@
 // Row normalization (layer_norm, rms_norm, group_norm's statistics) and
-// batch norm's per-channel kernels on the GPU. Row norms: one block per row.
+// batch norm's per-channel kernels on the GPU. Row norms: one block per row;
+// their weight / bias gradients: column sums split into row chunks.
 // The kernels are in cuda/device/norm_kernels.cuh; this file launches them.
 #include <ember/cuda/norm.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
@@ -15,6 +18,11 @@
 namespace ember::cuda {
 
 namespace {
+
+unsigned grid_for(int64_t total) {
+  const int64_t b = (total + 255) / 256;
+  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
+}
 
 template <class T, class A = typename Acc<T>::type>
 void launch(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
@@ -49,17 +57,31 @@ void launch_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const 
     EMBER_CUDA_KERNEL_CHECK();
   }
   if (gw.defined() || gb.defined()) {
-    const int64_t blocks = (cols + 255) / 256;
-    row_norm_param_grads_kernel<T><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-        gw.defined() ? static_cast<A*>(gw.data_ptr()) : nullptr, gb.defined() ? static_cast<A*>(gb.data_ptr()) : nullptr,
-        static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp, rp, rows, cols);
+    // Column sums over the rows, split into row chunks (norm_kernels.cuh's
+    // param_grad_plan) so that thousands of rows fill the GPU.
+    const ParamGradPlan plan = param_grad_plan(rows, cols, Registry::get().device(index).props.multiProcessorCount);
+    A* const wp = gw.defined() ? static_cast<A*>(gw.data_ptr()) : nullptr;
+    A* const bp = gb.defined() ? static_cast<A*>(gb.data_ptr()) : nullptr;
+    Tensor part;  // [2, chunks, cols]: the chunks' sums of g * xhat, then of g
+    A* pw = wp;
+    A* pb = bp;
+    if (plan.chunks > 1) {
+      part = ember::empty({2, plan.chunks, cols}, std::is_same_v<A, double> ? DType::Float64 : DType::Float32,
+                          x.device());
+      A* const base = static_cast<A*>(part.data_ptr());
+      pw = wp ? base : nullptr;
+      pb = bp ? base + plan.chunks * cols : nullptr;
+    }
+    const dim3 grid(static_cast<unsigned>(plan.tiles < 65535 ? plan.tiles : 65535), static_cast<unsigned>(plan.chunks));
+    row_norm_param_grads_kernel<T><<<grid, dim3(kParamTileCols, kParamRowLanes), 0, stream>>>(
+        pw, pb, static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp, rp, rows, cols,
+        plan.chunk_rows);
     EMBER_CUDA_KERNEL_CHECK();
+    if (plan.chunks > 1) {
+      row_norm_param_finish_kernel<A><<<grid_for(cols), 256, 0, stream>>>(wp, bp, pw, pb, plan.chunks, cols);
+      EMBER_CUDA_KERNEL_CHECK();
+    }
   }
-}
-
-unsigned grid_for(int64_t total) {
-  const int64_t b = (total + 255) / 256;
-  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
 }
 
 template <class F>

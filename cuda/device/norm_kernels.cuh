@@ -57,7 +57,7 @@ __global__ void row_norm_kernel(T* out, typename Acc<T>::type* mean_out, typenam
   }
 }
 
-// ---- row norm backward: one block per row for gx, one thread per column for gw / gb.
+// ---- row norm backward: one block per row for gx.
 
 template <class T>
 __global__ void row_norm_backward_kernel(T* gx, const T* g, const T* x, const typename Acc<T>::type* mean,
@@ -84,20 +84,107 @@ __global__ void row_norm_backward_kernel(T* gx, const T* g, const T* x, const ty
   }
 }
 
+// ---- row norm weight / bias gradients: gw[j] = sum_r g[r, j] * xhat[r, j],
+// gb[j] = sum_r g[r, j], a column sum over all rows (8,192 x 768 for GPT-2).
+//
+// A 2-D grid: blockIdx.y picks a chunk of chunk_rows rows, blockIdx.x a tile
+// of kParamTileCols consecutive columns (grid-striding over the tiles). A
+// block is (kParamTileCols, kParamRowLanes) threads: a warp's lanes read 32
+// consecutive columns of one row (coalesced loads), the warps take every
+// kParamRowLanes-th row of the chunk, and warp 0 folds the warps' sums in
+// warp order through shared memory. The block writes row blockIdx.y of
+// out_w / out_b [chunks, cols]: gw / gb themselves when there is one chunk,
+// else partial buffers that row_norm_param_finish_kernel sums per column in
+// chunk order. No atomics: the result is the same on every run.
+
+constexpr int kParamTileCols = kWarpSize;
+constexpr int kParamRowLanes = 16;       // warps per block: 512 threads
+constexpr int64_t kParamMinChunkRows = 128;  // fewer rows per chunk do not pay for the second pass
+
+struct ParamGradPlan {
+  int64_t tiles;       // column tiles of kParamTileCols
+  int64_t chunks;      // row chunks (gridDim.y, <= 65535); 1: no second pass
+  int64_t chunk_rows;  // rows per chunk (the last may have fewer, never none)
+};
+
+// Enough blocks (tiles x chunks) for about four per SM, with chunks of at
+// least kParamMinChunkRows rows: GPT-2's 8,192 x 768 on 132 SMs gives 24
+// tiles x 22 chunks of 373 rows; fewer than 2 * kParamMinChunkRows rows, or
+// thousands of columns, stay in one chunk, written directly.
+inline ParamGradPlan param_grad_plan(int64_t rows, int64_t cols, int sm_count) {
+  ParamGradPlan p;
+  p.tiles = (cols + kParamTileCols - 1) / kParamTileCols;
+  const int64_t want_blocks = 4 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1);
+  int64_t chunks = (want_blocks + p.tiles - 1) / p.tiles;
+  const int64_t by_rows = rows / kParamMinChunkRows;  // chunks of at least kParamMinChunkRows rows
+  if (chunks > by_rows) chunks = by_rows;
+  if (chunks > 65535) chunks = 65535;
+  if (chunks < 1) chunks = 1;
+  p.chunk_rows = (rows + chunks - 1) / chunks;
+  if (p.chunk_rows < 1) p.chunk_rows = 1;
+  p.chunks = (rows + p.chunk_rows - 1) / p.chunk_rows;  // no empty trailing chunk
+  if (p.chunks < 1) p.chunks = 1;
+  return p;
+}
+
+// Launch with block (kParamTileCols, kParamRowLanes), grid (<= tiles, chunks).
+// out_w / out_b may be null (that gradient is not wanted); mean is null for RMS.
 template <class T>
-__global__ void row_norm_param_grads_kernel(typename Acc<T>::type* gw, typename Acc<T>::type* gb, const T* g,
+__global__ void row_norm_param_grads_kernel(typename Acc<T>::type* out_w, typename Acc<T>::type* out_b, const T* g,
                                             const T* x, const typename Acc<T>::type* mean,
-                                            const typename Acc<T>::type* rstd, int64_t rows, int64_t cols) {
+                                            const typename Acc<T>::type* rstd, int64_t rows, int64_t cols,
+                                            int64_t chunk_rows) {
   using A = typename Acc<T>::type;
-  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < cols; j += int64_t{gridDim.x} * blockDim.x) {
+  __shared__ A part_w[kParamRowLanes][kParamTileCols];
+  __shared__ A part_b[kParamRowLanes][kParamTileCols];
+  const int lane = threadIdx.x, lane_row = threadIdx.y;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * chunk_rows;
+  const int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+  const int64_t tiles = (cols + kParamTileCols - 1) / kParamTileCols;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {  // uniform per block: barriers are safe
+    const int64_t j = tile * kParamTileCols + lane;
     A sw = 0, sb = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const A gv = load(g, r * cols + j);
-      sw += gv * ((load(x, r * cols + j) - (mean ? mean[r] : A(0))) * rstd[r]);
-      sb += gv;
+    if (j < cols) {
+      for (int64_t r = r0 + lane_row; r < r1; r += kParamRowLanes) {
+        const A gv = load(g, r * cols + j);
+        sw += gv * ((load(x, r * cols + j) - (mean ? mean[r] : A(0))) * rstd[r]);
+        sb += gv;
+      }
     }
-    if (gw) gw[j] = sw;
-    if (gb) gb[j] = sb;
+    part_w[lane_row][lane] = sw;
+    part_b[lane_row][lane] = sb;
+    __syncthreads();
+    if (lane_row == 0 && j < cols) {
+      A tw = part_w[0][lane], tb = part_b[0][lane];
+      for (int i = 1; i < kParamRowLanes; ++i) {
+        tw += part_w[i][lane];
+        tb += part_b[i][lane];
+      }
+      const int64_t o = static_cast<int64_t>(blockIdx.y) * cols + j;
+      if (out_w) out_w[o] = tw;
+      if (out_b) out_b[o] = tb;
+    }
+    __syncthreads();  // the next tile reuses part_w / part_b
+  }
+}
+
+// gw[j] = sum over c of part_w[c, j] in chunk order (likewise gb), for the
+// partial buffers [chunks, cols] of row_norm_param_grads_kernel; one thread
+// per column (grid-stride), consecutive threads on consecutive columns.
+template <class A>
+__global__ void row_norm_param_finish_kernel(A* gw, A* gb, const A* part_w, const A* part_b, int64_t chunks,
+                                             int64_t cols) {
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < cols; j += int64_t{gridDim.x} * blockDim.x) {
+    if (gw) {
+      A s = 0;
+      for (int64_t c = 0; c < chunks; ++c) s += part_w[c * cols + j];
+      gw[j] = s;
+    }
+    if (gb) {
+      A s = 0;
+      for (int64_t c = 0; c < chunks; ++c) s += part_b[c * cols + j];
+      gb[j] = s;
+    }
   }
 }
 

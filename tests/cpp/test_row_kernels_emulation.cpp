@@ -93,9 +93,11 @@ void row_norm_case(int64_t rows, int64_t cols, bool rms, bool affine, double xsc
   launch(static_cast<unsigned>(rows), ember::cuda::row_norm_threads(cols), 0, [&] {
     ember::cuda::row_norm_backward_kernel<T>(ptr<T>(gx), ptr<T>(g), ptr<T>(x), ptr<A>(mean), ptr<A>(rstd), ptr<A>(w), cols);
   });
-  launch(2, 64, 0, [&] {  // few threads: the column loop grid-strides
+  // One chunk of all rows, one block: the column tiles grid-stride (the
+  // chunked plans: test_norm_grads_emulation.cpp).
+  launch(dim3(1, 1), dim3(ember::cuda::kParamTileCols, ember::cuda::kParamRowLanes), 0, [&] {
     ember::cuda::row_norm_param_grads_kernel<T>(ptr<A>(gw), ptr<A>(gb), ptr<T>(g), ptr<T>(x), ptr<A>(mean), ptr<A>(rstd),
-                                                rows, cols);
+                                                rows, cols, rows);
   });
   const std::vector<double> X = values_of(x), G = values_of(g), M = rms ? std::vector<double>(rows, 0.0) : values_of(mean),
                             R = values_of(rstd), W = affine ? values_of(w) : std::vector<double>(cols, 1.0);
