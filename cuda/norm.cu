@@ -1,6 +1,8 @@
 // Row normalization (layer_norm, rms_norm, group_norm's statistics) and
 // batch norm's per-channel kernels on the GPU. Row norms: one block per row;
-// their weight / bias gradients: column sums split into row chunks.
+// their weight / bias gradients: column sums split into row chunks. Batch
+// norm's per-channel sums: blocks over chunks of a channel when there are too
+// few channels to fill the GPU.
 // The kernels are in cuda/device/norm_kernels.cuh; this file launches them.
 #include <ember/cuda/norm.h>
 
@@ -93,18 +95,51 @@ void dispatch_float_double(DType d, const char* op, F&& f) {
   }
 }
 
+// Per-channel sums of kind kWhat into a (and b for the gradient sums), each
+// divided by `divisor`: one kernel when a block per channel fills the GPU,
+// else blocks over chunks of each channel writing partial sums, and a second
+// kernel adding them per channel in a fixed order.
+template <class T, ChannelSum kWhat>
+void channel_sums(T* a, T* b, const Tensor& x, const T* g, const T* mean, const T* rstd, int64_t n, int64_t c,
+                  int64_t inner, T divisor, cudaStream_t stream) {
+  EMBER_CHECK(c <= 0x7fffffff, Error, "batch_norm: ", c, " channels exceed the CUDA grid limit");
+  const int index = x.device().index;
+  const int64_t count = n * inner;
+  const int64_t splits = channel_splits(c, count, Registry::get().device(index).props.multiProcessorCount);
+  const int64_t chunk = splits > 1 ? (count + splits - 1) / splits : count;
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const dim3 grid(static_cast<unsigned>(c), static_cast<unsigned>(splits));
+  if (splits == 1) {
+    channel_sums_kernel<T, kWhat><<<grid, kChannelThreads, 0, stream>>>(a, b, xp, g, mean, rstd, n, c, inner, chunk,
+                                                                         divisor);
+    EMBER_CUDA_KERNEL_CHECK();
+    return;
+  }
+  Tensor part = ember::empty({2, c, splits}, x.dtype(), x.device());  // [c, splits] for a, then for b
+  T* const pa = static_cast<T*>(part.data_ptr());
+  T* const pb = b ? pa + c * splits : nullptr;
+  channel_sums_kernel<T, kWhat><<<grid, kChannelThreads, 0, stream>>>(pa, pb, xp, g, mean, rstd, n, c, inner, chunk,
+                                                                       T(1));
+  EMBER_CUDA_KERNEL_CHECK();
+  channel_finish_kernel<T><<<grid_for(c), 256, 0, stream>>>(a, b, pa, pb, c, splits, divisor);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
 }  // namespace
 
 void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner) {
   if (c == 0) return;
   const int index = x.device().index;
   DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
   dispatch_float_double(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
-    channel_moments_kernel<T><<<static_cast<unsigned>(c), 512, 0, current_cuda_stream(index)>>>(
-        static_cast<T*>(mean.data_ptr()), static_cast<T*>(var.data_ptr()), static_cast<const T*>(x.data_ptr()), n, c,
-        inner);
-    EMBER_CUDA_KERNEL_CHECK();
+    T* const mp = static_cast<T*>(mean.data_ptr());
+    const T count = static_cast<T>(n * inner);
+    // Two passes, as on the CPU: the mean, then the squared deviations from it.
+    channel_sums<T, ChannelSum::kX>(mp, nullptr, x, nullptr, nullptr, nullptr, n, c, inner, count, stream);
+    channel_sums<T, ChannelSum::kSquaredDeviation>(static_cast<T*>(var.data_ptr()), nullptr, x, nullptr, mp, nullptr, n,
+                                                   c, inner, count, stream);
   });
 }
 
@@ -132,11 +167,9 @@ void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const T
   const cudaStream_t stream = current_cuda_stream(index);
   dispatch_float_double(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    channel_sums_kernel<T><<<static_cast<unsigned>(c), 512, 0, stream>>>(
-        static_cast<T*>(sum_g.data_ptr()), static_cast<T*>(sum_gxhat.data_ptr()), static_cast<const T*>(g.data_ptr()),
-        static_cast<const T*>(x.data_ptr()), static_cast<const T*>(mean.data_ptr()),
-        static_cast<const T*>(rstd.data_ptr()), n, c, inner);
-    EMBER_CUDA_KERNEL_CHECK();
+    channel_sums<T, ChannelSum::kGradient>(static_cast<T*>(sum_g.data_ptr()), static_cast<T*>(sum_gxhat.data_ptr()), x,
+                                           static_cast<const T*>(g.data_ptr()), static_cast<const T*>(mean.data_ptr()),
+                                           static_cast<const T*>(rstd.data_ptr()), n, c, inner, T(1), stream);
     const int64_t total = n * c * inner;
     if (!gx.defined() || total == 0) return;
     channel_grad_kernel<T><<<grid_for(total), 256, 0, stream>>>(

@@ -3,6 +3,9 @@ at GPT-2-like shapes ([8, 1024, 768]: 8,192 rows, summed in row chunks by
 cuda/norm.cu) and at the edges of the chunking (one row, a few rows, one
 column, thousands of rows of few columns), float32 and bfloat16 (and float16,
 float64 at small shapes); the gradients must also be the same on every run.
+batch_norm in training, forward (statistics, running statistics) and
+backward, where cuda/norm.cu splits each channel's sums across blocks (few
+channels of many values) and where it does not.
 
 Every test needs a CUDA GPU and skips, saying why, without one. Inputs are
 made on the CPU with values exact in every dtype, copied to the GPU, and the
@@ -121,3 +124,35 @@ def test_param_grads_are_deterministic():
         again = grads(layer_norm, DEVICE, x, g, w, b)
         for a, c in zip(first, again):
             assert np.array_equal(as_np(a), as_np(c))
+
+
+@pytest.mark.parametrize("shape,dtype", [
+    ((32, 16, 28, 28), ember.float32),   # 25,088 values per channel: split in 3
+    ((16, 4, 60, 61), ember.float64),    # 58,560: split in 7, chunks meet mid-plane
+    ((20000, 3), ember.float32),         # BatchNorm1d: one value per plane, split in 2
+    ((8, 300, 7, 7), ember.float32),     # many short channels: one pass
+    ((6, 5, 3001), ember.bfloat16),      # computed in float32, split in 2
+])
+def test_batch_norm_training(shape, dtype):
+    c = shape[1]
+    x0 = make(shape, 11, dtype)
+    g0 = make(shape, 12, dtype, scale=4)
+    w0 = make((c,), 13, dtype)
+    b0 = make((c,), 14, dtype)
+    out = {}
+    for device in ("cpu", DEVICE):
+        x = x0.to(device).detach().requires_grad_(True)
+        w = w0.to(device).detach().requires_grad_(True)
+        b = b0.to(device).detach().requires_grad_(True)
+        rm = ember.zeros(c, dtype=dtype, device=device)
+        rv = ember.ones(c, dtype=dtype, device=device)
+        y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
+        y.backward(g0.to(device))
+        out[device] = (y, rm, rv, x.grad, w.grad, b.grad)
+    rtol, atol = TOL[dtype]
+    count = int(np.prod(shape)) // c
+    for name, c_, d in zip(("output", "running_mean", "running_var", "input grad", "weight grad", "bias grad"),
+                           out["cpu"], out[DEVICE]):
+        assert d.device.type == DEVICE and d.dtype == c_.dtype, name
+        tol = atol * max(1.0, np.sqrt(count) / 8) if name in ("weight grad", "bias grad") else atol
+        np.testing.assert_allclose(as_np(d), as_np(c_), rtol=rtol, atol=tol, err_msg=name)
