@@ -13,11 +13,14 @@
 namespace ember::cuda {
 namespace {  // one copy per including file (the .cu, or its emulation test)
 
-// Threads of a row-norm block: enough to cover short rows in one sweep, a
-// power of two from one warp to 1024.
+// Threads of a row-norm block, a power of two from one warp to 1024: about
+// kRowNormValuesPerThread values each (GPT-2's 768 columns: 256 threads of 3
+// rather than 1024 of which 256 idle), so that the block's reductions fold
+// few warps' partials and more blocks fit on an SM.
+constexpr int kRowNormValuesPerThread = 4;
 inline int row_norm_threads(int64_t cols) {
   int threads = kWarpSize;
-  while (threads < cols && threads < 1024) threads *= 2;
+  while (threads * int64_t{kRowNormValuesPerThread} < cols && threads < 1024) threads *= 2;
   return threads;
 }
 
