@@ -1,11 +1,16 @@
 // Row normalization (layer_norm, rms_norm, group_norm's statistics) and
-// batch norm's per-channel kernels on the GPU. Row norms: one block per row.
+// batch norm's per-channel kernels on the GPU. Row norms: one block per row;
+// their weight / bias gradients: column sums split into row chunks. Batch
+// norm's per-channel sums: blocks over chunks of a channel when there are too
+// few channels to fill the GPU.
 // The kernels are in cuda/device/norm_kernels.cuh; this file launches them.
 #include <ember/cuda/norm.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
@@ -15,6 +20,11 @@
 namespace ember::cuda {
 
 namespace {
+
+unsigned grid_for(int64_t total) {
+  const int64_t b = (total + 255) / 256;
+  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
+}
 
 template <class T, class A = typename Acc<T>::type>
 void launch(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b, int64_t rows,
@@ -49,17 +59,31 @@ void launch_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const 
     EMBER_CUDA_KERNEL_CHECK();
   }
   if (gw.defined() || gb.defined()) {
-    const int64_t blocks = (cols + 255) / 256;
-    row_norm_param_grads_kernel<T><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-        gw.defined() ? static_cast<A*>(gw.data_ptr()) : nullptr, gb.defined() ? static_cast<A*>(gb.data_ptr()) : nullptr,
-        static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp, rp, rows, cols);
+    // Column sums over the rows, split into row chunks (norm_kernels.cuh's
+    // param_grad_plan) so that thousands of rows fill the GPU.
+    const ParamGradPlan plan = param_grad_plan(rows, cols, Registry::get().device(index).props.multiProcessorCount);
+    A* const wp = gw.defined() ? static_cast<A*>(gw.data_ptr()) : nullptr;
+    A* const bp = gb.defined() ? static_cast<A*>(gb.data_ptr()) : nullptr;
+    Tensor part;  // [2, chunks, cols]: the chunks' sums of g * xhat, then of g
+    A* pw = wp;
+    A* pb = bp;
+    if (plan.chunks > 1) {
+      part = ember::empty({2, plan.chunks, cols}, std::is_same_v<A, double> ? DType::Float64 : DType::Float32,
+                          x.device());
+      A* const base = static_cast<A*>(part.data_ptr());
+      pw = wp ? base : nullptr;
+      pb = bp ? base + plan.chunks * cols : nullptr;
+    }
+    const dim3 grid(static_cast<unsigned>(plan.tiles < 65535 ? plan.tiles : 65535), static_cast<unsigned>(plan.chunks));
+    row_norm_param_grads_kernel<T><<<grid, dim3(kParamTileCols, kParamRowLanes), 0, stream>>>(
+        pw, pb, static_cast<const T*>(g.data_ptr()), static_cast<const T*>(x.data_ptr()), mp, rp, rows, cols,
+        plan.chunk_rows);
     EMBER_CUDA_KERNEL_CHECK();
+    if (plan.chunks > 1) {
+      row_norm_param_finish_kernel<A><<<grid_for(cols), 256, 0, stream>>>(wp, bp, pw, pb, plan.chunks, cols);
+      EMBER_CUDA_KERNEL_CHECK();
+    }
   }
-}
-
-unsigned grid_for(int64_t total) {
-  const int64_t b = (total + 255) / 256;
-  return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
 }
 
 template <class F>
@@ -71,18 +95,51 @@ void dispatch_float_double(DType d, const char* op, F&& f) {
   }
 }
 
+// Per-channel sums of kind kWhat into a (and b for the gradient sums), each
+// divided by `divisor`: one kernel when a block per channel fills the GPU,
+// else blocks over chunks of each channel writing partial sums, and a second
+// kernel adding them per channel in a fixed order.
+template <class T, ChannelSum kWhat>
+void channel_sums(T* a, T* b, const Tensor& x, const T* g, const T* mean, const T* rstd, int64_t n, int64_t c,
+                  int64_t inner, T divisor, cudaStream_t stream) {
+  EMBER_CHECK(c <= 0x7fffffff, Error, "batch_norm: ", c, " channels exceed the CUDA grid limit");
+  const int index = x.device().index;
+  const int64_t count = n * inner;
+  const int64_t splits = channel_splits(c, count, Registry::get().device(index).props.multiProcessorCount);
+  const int64_t chunk = splits > 1 ? (count + splits - 1) / splits : count;
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  const dim3 grid(static_cast<unsigned>(c), static_cast<unsigned>(splits));
+  if (splits == 1) {
+    channel_sums_kernel<T, kWhat><<<grid, kChannelThreads, 0, stream>>>(a, b, xp, g, mean, rstd, n, c, inner, chunk,
+                                                                         divisor);
+    EMBER_CUDA_KERNEL_CHECK();
+    return;
+  }
+  Tensor part = ember::empty({2, c, splits}, x.dtype(), x.device());  // [c, splits] for a, then for b
+  T* const pa = static_cast<T*>(part.data_ptr());
+  T* const pb = b ? pa + c * splits : nullptr;
+  channel_sums_kernel<T, kWhat><<<grid, kChannelThreads, 0, stream>>>(pa, pb, xp, g, mean, rstd, n, c, inner, chunk,
+                                                                       T(1));
+  EMBER_CUDA_KERNEL_CHECK();
+  channel_finish_kernel<T><<<grid_for(c), 256, 0, stream>>>(a, b, pa, pb, c, splits, divisor);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
 }  // namespace
 
 void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner) {
   if (c == 0) return;
   const int index = x.device().index;
   DeviceGuard guard(index);
+  const cudaStream_t stream = current_cuda_stream(index);
   dispatch_float_double(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
-    channel_moments_kernel<T><<<static_cast<unsigned>(c), 512, 0, current_cuda_stream(index)>>>(
-        static_cast<T*>(mean.data_ptr()), static_cast<T*>(var.data_ptr()), static_cast<const T*>(x.data_ptr()), n, c,
-        inner);
-    EMBER_CUDA_KERNEL_CHECK();
+    T* const mp = static_cast<T*>(mean.data_ptr());
+    const T count = static_cast<T>(n * inner);
+    // Two passes, as on the CPU: the mean, then the squared deviations from it.
+    channel_sums<T, ChannelSum::kX>(mp, nullptr, x, nullptr, nullptr, nullptr, n, c, inner, count, stream);
+    channel_sums<T, ChannelSum::kSquaredDeviation>(static_cast<T*>(var.data_ptr()), nullptr, x, nullptr, mp, nullptr, n,
+                                                   c, inner, count, stream);
   });
 }
 
@@ -110,11 +167,9 @@ void channel_norm_backward(Tensor& gx, Tensor& sum_g, Tensor& sum_gxhat, const T
   const cudaStream_t stream = current_cuda_stream(index);
   dispatch_float_double(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    channel_sums_kernel<T><<<static_cast<unsigned>(c), 512, 0, stream>>>(
-        static_cast<T*>(sum_g.data_ptr()), static_cast<T*>(sum_gxhat.data_ptr()), static_cast<const T*>(g.data_ptr()),
-        static_cast<const T*>(x.data_ptr()), static_cast<const T*>(mean.data_ptr()),
-        static_cast<const T*>(rstd.data_ptr()), n, c, inner);
-    EMBER_CUDA_KERNEL_CHECK();
+    channel_sums<T, ChannelSum::kGradient>(static_cast<T*>(sum_g.data_ptr()), static_cast<T*>(sum_gxhat.data_ptr()), x,
+                                           static_cast<const T*>(g.data_ptr()), static_cast<const T*>(mean.data_ptr()),
+                                           static_cast<const T*>(rstd.data_ptr()), n, c, inner, T(1), stream);
     const int64_t total = n * c * inner;
     if (!gx.defined() || total == 0) return;
     channel_grad_kernel<T><<<grid_for(total), 256, 0, stream>>>(

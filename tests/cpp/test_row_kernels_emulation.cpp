@@ -3,7 +3,7 @@
 // (cuda/device/softmax_kernels.cuh), layer_norm / rms_norm forward and
 // backward (cuda/device/norm_kernels.cuh), cross_entropy forward and backward
 // and nll_loss (cuda/device/loss_kernels.cuh), batch norm's per-channel
-// kernels (cuda/device/norm_kernels.cuh). Rows shorter and longer than
+// kernels (cuda/device/norm_kernels.cuh), whole or split across blocks. Rows shorter and longer than
 // the block, odd sizes, strided (inner > 1) layouts, fewer blocks than
 // columns (grid-stride loops), -inf / NaN, float32, float64, and float16 /
 // bfloat16 read and written by the kernels (rounded to nearest even).
@@ -80,10 +80,16 @@ void row_norm_case(int64_t rows, int64_t cols, bool rms, bool affine, double xsc
   });
   const bool half = sizeof(T) == 2;
   const double tol = half ? 1e-2 : std::is_same_v<T, float> ? 2e-5 : 1e-12;
+  // The kernel sums in float32 (the CPU in double), so its float32 mean may
+  // be one ulp of the shift from the CPU's, which moves every output by up to
+  // an ulp of the shift over the spread (a one-pass variance would be off by
+  // far more).
+  const double mean_ulp = std::is_same_v<A, float> ? std::fabs(shift) * 1.2e-7 : 0.0;
+  const double out_tol = tol + mean_ulp / xscale;
   // Half outputs: the CPU's float32 result rounded once more.
-  require_close(values_of(got), values_of(half ? want.to(dt) : want), tol, tol, "out");
+  require_close(values_of(got), values_of(half ? want.to(dt) : want), out_tol, out_tol, "out");
   require_close(values_of(rstd), values_of(want_rstd), half ? 1e-5 : tol, half ? 1e-5 : tol, "rstd");
-  if (!rms) require_close(values_of(mean), values_of(want_mean), half ? 1e-5 : tol, half ? 1e-5 : tol, "mean");
+  if (!rms) require_close(values_of(mean), values_of(want_mean), half ? 1e-5 : tol, (half ? 1e-5 : tol) + mean_ulp, "mean");
 
   // Backward from the forward's statistics, against a float64 reference:
   // gx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)) (no mean(g w) for rms),
@@ -93,9 +99,11 @@ void row_norm_case(int64_t rows, int64_t cols, bool rms, bool affine, double xsc
   launch(static_cast<unsigned>(rows), ember::cuda::row_norm_threads(cols), 0, [&] {
     ember::cuda::row_norm_backward_kernel<T>(ptr<T>(gx), ptr<T>(g), ptr<T>(x), ptr<A>(mean), ptr<A>(rstd), ptr<A>(w), cols);
   });
-  launch(2, 64, 0, [&] {  // few threads: the column loop grid-strides
+  // One chunk of all rows, one block: the column tiles grid-stride (the
+  // chunked plans: test_norm_grads_emulation.cpp).
+  launch(dim3(1, 1), dim3(ember::cuda::kParamTileCols, ember::cuda::kParamRowLanes), 0, [&] {
     ember::cuda::row_norm_param_grads_kernel<T>(ptr<A>(gw), ptr<A>(gb), ptr<T>(g), ptr<T>(x), ptr<A>(mean), ptr<A>(rstd),
-                                                rows, cols);
+                                                rows, cols, rows);
   });
   const std::vector<double> X = values_of(x), G = values_of(g), M = rms ? std::vector<double>(rows, 0.0) : values_of(mean),
                             R = values_of(rstd), W = affine ? values_of(w) : std::vector<double>(cols, 1.0);
@@ -185,30 +193,65 @@ void cross_entropy_case(int64_t outer, int64_t classes, int64_t inner, bool weig
 
 // ---- batch norm's per-channel kernels
 
+// cuda/norm.cu's channel_sums: one pass, or split chunks and a second pass,
+// as channel_splits decides for `sm_count` SMs.
+template <class T, ember::cuda::ChannelSum kWhat>
+int64_t run_channel_sums(T* a, T* b, const Tensor& x, const T* g, const T* mean, const T* rstd, int64_t n, int64_t c,
+                         int64_t inner, T divisor, int sm_count) {
+  const int64_t count = n * inner;
+  const int64_t splits = ember::cuda::channel_splits(c, count, sm_count);
+  const int64_t chunk = splits > 1 ? (count + splits - 1) / splits : count;
+  const dim3 grid(static_cast<unsigned>(c), static_cast<unsigned>(splits));
+  if (splits == 1) {
+    launch(grid, ember::cuda::kChannelThreads, 0, [&] {
+      ember::cuda::channel_sums_kernel<T, kWhat>(a, b, ptr<T>(x), g, mean, rstd, n, c, inner, chunk, divisor);
+    });
+    return splits;
+  }
+  Tensor part = nan_tensor({2, c, splits}, x.dtype());
+  T* pa = ptr<T>(part);
+  T* pb = b ? pa + c * splits : nullptr;
+  launch(grid, ember::cuda::kChannelThreads, 0, [&] {
+    ember::cuda::channel_sums_kernel<T, kWhat>(pa, pb, ptr<T>(x), g, mean, rstd, n, c, inner, chunk, T(1));
+  });
+  launch(1, 32, 0, [&] {  // fewer threads than channels, sometimes: grid-stride
+    ember::cuda::channel_finish_kernel<T>(a, b, pa, pb, c, splits, divisor);
+  });
+  return splits;
+}
+
 template <class T>
-void batch_norm_case(int64_t n, int64_t c, int64_t inner, bool affine, bool batch_stats) {
+void batch_norm_case(int64_t n, int64_t c, int64_t inner, bool affine, bool batch_stats, int sm_count = 132,
+                     int64_t want_splits = -1) {
+  using ember::cuda::ChannelSum;
   const DType dt = Of<T>::dtype;
+  const int64_t splits = ember::cuda::channel_splits(c, n * inner, sm_count);
   INFO("batch_norm n " << n << " c " << c << " inner " << inner << " affine " << affine << " batch_stats "
-                       << batch_stats << " " << ember::dtype_name(dt));
+                       << batch_stats << " " << ember::dtype_name(dt) << " sms " << sm_count << ": " << splits
+                       << " splits");
+  if (want_splits >= 0) REQUIRE(splits == want_splits);  // the case exercises the path it means to
   const Shape shape{n, c, inner};
   const int64_t total = n * c * inner;
   const Tensor x = tensor_of(normal_values(static_cast<size_t>(total), 2.0, 21), shape, dt);
   const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
   Tensor mean = nan_tensor({c}, dt), var = nan_tensor({c}, dt), want_mean = nan_tensor({c}, dt), want_var = nan_tensor({c}, dt);
   ember::cpu::channel_moments(want_mean, want_var, x, n, c, inner);
-  launch(static_cast<unsigned>(c), 512, 0, [&] {
-    ember::cuda::channel_moments_kernel<T>(ptr<T>(mean), ptr<T>(var), ptr<T>(x), n, c, inner);
-  });
+  const T count = static_cast<T>(n * inner);
+  run_channel_sums<T, ChannelSum::kX>(ptr<T>(mean), nullptr, x, nullptr, nullptr, nullptr, n, c, inner, count, sm_count);
+  run_channel_sums<T, ChannelSum::kSquaredDeviation>(ptr<T>(var), nullptr, x, nullptr, ptr<T>(mean), nullptr, n, c,
+                                                     inner, count, sm_count);
   require_close(values_of(mean), values_of(want_mean), tol, tol, "mean");
   require_close(values_of(var), values_of(want_var), tol, tol, "var");
 
   const Tensor scale = tensor_of(normal_values(c, 1.0, 22), {c}, dt), shift = tensor_of(normal_values(c, 1.0, 23), {c}, dt);
   Tensor out = nan_tensor(shape, dt), want_out = nan_tensor(shape, dt);
   ember::cpu::channel_affine(want_out, x, scale, shift, n, c, inner);
-  launch(3, 64, 0, [&] {  // fewer threads than elements: grid-stride
-    ember::cuda::channel_affine_kernel<T>(ptr<T>(out), ptr<T>(x), ptr<T>(scale), ptr<T>(shift), c, inner, total);
-  });
-  require_close(values_of(out), values_of(want_out), tol, tol, "affine");
+  for (unsigned blocks : {1u, 3u, 7u}) {  // fewer threads than elements: grid-stride, steps across planes and channels
+    launch(blocks, 64, 0, [&] {
+      ember::cuda::channel_affine_kernel<T>(ptr<T>(out), ptr<T>(x), ptr<T>(scale), ptr<T>(shift), c, inner, total);
+    });
+    require_close(values_of(out), values_of(want_out), tol, tol, "affine");
+  }
 
   const Tensor g = tensor_of(normal_values(static_cast<size_t>(total), 1.0, 24), shape, dt);
   const Tensor rstd = tensor_of(normal_values(c, 0.3, 25), {c}, dt).abs();
@@ -216,17 +259,19 @@ void batch_norm_case(int64_t n, int64_t c, int64_t inner, bool affine, bool batc
   Tensor gx = nan_tensor(shape, dt), sg = nan_tensor({c}, dt), sx = nan_tensor({c}, dt);
   Tensor want_gx = nan_tensor(shape, dt), want_sg = nan_tensor({c}, dt), want_sx = nan_tensor({c}, dt);
   ember::cpu::channel_norm_backward(want_gx, want_sg, want_sx, g, x, want_mean, rstd, w, n, c, inner, batch_stats);
-  launch(static_cast<unsigned>(c), 512, 0, [&] {
-    ember::cuda::channel_sums_kernel<T>(ptr<T>(sg), ptr<T>(sx), ptr<T>(g), ptr<T>(x), ptr<T>(want_mean), ptr<T>(rstd),
-                                        n, c, inner);
-  });
-  launch(3, 64, 0, [&] {
-    ember::cuda::channel_grad_kernel<T>(ptr<T>(gx), ptr<T>(g), ptr<T>(x), ptr<T>(want_mean), ptr<T>(rstd), ptr<T>(w),
-                                        ptr<T>(sg), ptr<T>(sx), c, inner, total, batch_stats);
-  });
-  require_close(values_of(sg), values_of(want_sg), tol * 10, tol * 10, "sum_g");
-  require_close(values_of(sx), values_of(want_sx), tol * 10, tol * 10, "sum_gxhat");
-  require_close(values_of(gx), values_of(want_gx), tol * 10, tol * 10, "gx");
+  run_channel_sums<T, ChannelSum::kGradient>(ptr<T>(sg), ptr<T>(sx), x, ptr<T>(g), ptr<T>(want_mean), ptr<T>(rstd), n,
+                                             c, inner, T(1), sm_count);
+  for (unsigned blocks : {1u, 3u, 7u}) {
+    launch(blocks, 64, 0, [&] {
+      ember::cuda::channel_grad_kernel<T>(ptr<T>(gx), ptr<T>(g), ptr<T>(x), ptr<T>(want_mean), ptr<T>(rstd), ptr<T>(w),
+                                          ptr<T>(sg), ptr<T>(sx), c, inner, total, batch_stats);
+    });
+    require_close(values_of(gx), values_of(want_gx), tol * 10, tol * 10, "gx");
+  }
+  // The sums grow with the count: compare them relative to its square root.
+  const double stol = tol * 10 * std::sqrt(static_cast<double>(n * inner));
+  require_close(values_of(sg), values_of(want_sg), tol * 10, stol, "sum_g");
+  require_close(values_of(sx), values_of(want_sx), tol * 10, stol, "sum_gxhat");
 }
 
 }  // namespace
@@ -280,5 +325,23 @@ TEST_CASE("batch_norm channel kernels (host emulation) against the CPU kernels",
     batch_norm_case<float>(4, 3, 5, true, batch_stats);
     batch_norm_case<float>(8, 2, 300, false, batch_stats);  // 2,400 values per channel: longer than the block
     batch_norm_case<double>(3, 5, 1, true, batch_stats);
+    batch_norm_case<double>(2, 7, 33, false, batch_stats);
   }
+  // Channels split across blocks (partial sums, then a second pass): chunks
+  // that start and end inside a plane, planes shorter and longer than the block.
+  batch_norm_case<float>(8, 2, 4100, true, true, 132, 4);    // 32,800 values per channel
+  batch_norm_case<double>(51, 3, 331, true, true, 132, 2);  // 16,881: the chunks meet mid-plane
+  batch_norm_case<float>(2501, 2, 7, false, true, 132, 2);  // 7 per plane: each thread steps over planes
+  batch_norm_case<float>(40, 1, 1000, true, false, 2, 4);   // one channel, few SMs
+  batch_norm_case<float>(2, 10, 8200, true, true, 2, 1);    // the 10 channels fill 2 SMs: one pass
+}
+
+TEST_CASE("batch_norm channel splits: grid limits, GPU filled, short channels in one pass", "[emulation]") {
+  using ember::cuda::channel_splits;
+  CHECK(channel_splits(64, 128 * 56 * 56, 132) == 9);   // ResNet's first stage
+  CHECK(channel_splits(256, 128 * 56 * 56, 132) == 3);
+  CHECK(channel_splits(512, 128 * 7 * 7, 132) == 1);    // last stage: 512 blocks already
+  CHECK(channel_splits(64, 8000, 132) == 1);            // short channels: one pass
+  CHECK(channel_splits(1, int64_t{1} << 40, 100000) == 65535);
+  CHECK(channel_splits(0, 0, 132) == 1);
 }
