@@ -13,6 +13,7 @@
 #include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/loss.h>
 #include <ember/core/ops/matmul.h>

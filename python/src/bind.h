@@ -67,6 +67,7 @@ void init_factory(py::module_& m);
 void init_copy(py::module_& m);
 void init_unary(py::module_& m);
 void init_binary(py::module_& m);
+void init_float_checks(py::module_& m);  // isnan, isinf, isfinite, isclose, allclose
 void init_reduce(py::module_& m);
 void init_softmax(py::module_& m);
 void init_matmul(py::module_& m);

@@ -36,6 +36,7 @@ PYBIND11_MODULE(_C, m) {
   init_copy(m);
   init_unary(m);
   init_binary(m);
+  init_float_checks(m);
   init_reduce(m);
   init_softmax(m);
   init_matmul(m);
