@@ -51,6 +51,30 @@ def test_clip_grad_norm_nonfinite():
     with pytest.raises(RuntimeError, match="non-finite"):
         clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
     assert math.isinf(clip_grad_norm_(ps, 1.0).item())
+    # Scaled by the non-finite norm anyway, as PyTorch: inf * 0 is NaN, 1 * 0 is 0.
+    grad = ps[0].grad.numpy()
+    assert math.isnan(grad[0]) and grad[1] == 0.0
+
+
+def test_clip_grad_norm_matches_torch_and_mixed_dtypes():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (5,), (2, 2, 2)]]
+    for max_norm, norm_type in [(0.5, 2.0), (100.0, 2.0), (1.0, 1.0), (2.0, float("inf"))]:
+        ps = params_with_grads(arrays)
+        tps = [torch.nn.Parameter(torch.zeros(a.shape)) for a in arrays]
+        for tp, a in zip(tps, arrays):
+            tp.grad = torch.from_numpy(a.copy())
+        total = clip_grad_norm_(ps, max_norm, norm_type)
+        ttotal = torch.nn.utils.clip_grad_norm_(tps, max_norm, norm_type)
+        assert total.item() == pytest.approx(ttotal.item(), rel=1e-6)
+        for p, tp in zip(ps, tps):
+            np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-6, atol=1e-7)
+    half = nn.Parameter(ember.zeros(2, dtype=ember.float16))
+    half.grad = ember.tensor([3.0, 4.0], dtype=ember.float16)
+    clip_grad_norm_([half] + params_with_grads([np.array([0.0])]), 1.0)
+    assert half.grad.dtype == ember.float16
+    np.testing.assert_allclose(half.grad.float().numpy(), [0.6, 0.8], rtol=1e-3)
 
 
 def test_clip_grad_value():
