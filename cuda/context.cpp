@@ -191,7 +191,20 @@ cublasHandle_t cublas_handle(int index) {
     DeviceGuard guard(ctx.index);
     EMBER_CUBLAS_CHECK(cublasCreate(&ctx.cublas));
   }
-  EMBER_CUBLAS_CHECK(cublasSetStream(ctx.cublas, ctx.current_stream.load()));
+  const cudaStream_t stream = ctx.current_stream.load();
+  EMBER_CUBLAS_CHECK(cublasSetStream(ctx.cublas, stream));
+  // cublasSetStream also puts cuBLAS back on a workspace it cudaMallocs itself,
+  // outside ember's memory statistics: hand it the stream's block from the
+  // caching allocator instead (the size cuBLAS recommends: 32 MiB on Hopper
+  // and newer, 4 MiB before).
+  const size_t workspace = (ctx.props.major >= 9 ? size_t{32} : size_t{4}) << 20;
+  std::shared_ptr<void>& block = ctx.cublas_workspaces[stream];
+  if (!block) {
+    void* p = ctx.allocator->allocate(workspace, reinterpret_cast<StreamId>(stream));
+    CachingAllocator* allocator = ctx.allocator.get();
+    block = std::shared_ptr<void>(p, [allocator](void* q) { allocator->free(q); });
+  }
+  EMBER_CUBLAS_CHECK(cublasSetWorkspace(ctx.cublas, block.get(), workspace));
   return ctx.cublas;
 }
 

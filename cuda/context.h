@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -45,6 +46,9 @@ struct DeviceContext {
   unsigned next_stream = 0;
   unsigned next_high_priority = 0;
   cublasHandle_t cublas = nullptr;
+  // cuBLAS's workspace per stream, from the caching allocator (held for the
+  // process, as PyTorch's), so its memory is counted like every other block.
+  std::unordered_map<cudaStream_t, std::shared_ptr<void>> cublas_workspaces;
   // cublasLtHandle_t, created at the first cuBLASLt call (cuda/matmul.cpp).
   void* cublaslt = nullptr;
   // cudnnHandle_t, created at the first cuDNN call (cuda/cudnn_common.cpp); void*

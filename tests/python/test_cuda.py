@@ -378,3 +378,24 @@ def test_empty_cache_waits_for_recorded_streams():
 def test_manual_seed_seeds_the_gpu_generator():
     ember.cuda.manual_seed(1234)
     ember.cuda.manual_seed_all(1234)
+
+
+@gpu
+def test_cublas_workspace_comes_from_the_caching_allocator():
+    a = ember.randn(64, 64, device="cuda")
+    side = ember.cuda.Stream()
+    side.wait_stream(ember.cuda.current_stream())
+    with ember.cuda.stream(side):  # a stream cuBLAS has not run on yet
+        before = ember.cuda.memory_allocated()
+        c = a @ a
+        first = ember.cuda.memory_allocated()
+        allocs = ember.cuda.memory_stats()["num_device_alloc"]
+        d = a @ a
+        second = ember.cuda.memory_allocated()
+    side.synchronize()
+    out_bytes = 64 * 64 * 4
+    workspace = (32 if ember.cuda.get_device_capability()[0] >= 9 else 4) * MiB
+    assert first - before == out_bytes + workspace  # the stream's workspace, counted by ember
+    assert second - first == out_bytes  # and reused
+    assert ember.cuda.memory_stats()["num_device_alloc"] == allocs
+    assert ember.allclose(c, d)
