@@ -60,6 +60,13 @@ EMBER_HOST_DEVICE inline T wrapping_abs(T a) {
   else return a;
 }
 
+// ceil(a / b) for a >= 0, b > 0, without the a + b - 1 that overflows for a
+// huge b (a stride or step of 2**63 - 1).
+template <class T>
+EMBER_HOST_DEVICE inline T ceil_div(T a, T b) {
+  return static_cast<T>(a / b + (a % b != 0 ? 1 : 0));
+}
+
 // ---- division with Python's sign rules
 
 template <class T>

@@ -263,3 +263,64 @@ def test_arange_rejects_a_range_doubles_cannot_tell_apart():
         ember.arange(2**62 + 1, 2**62, 1)
     with pytest.raises(RuntimeError, match="arange: upper bound and larger bound inconsistent"):
         ember.arange(2**62, 2**62 + 1, -1)
+
+
+# ---- front-end size arithmetic with steps, strides, paddings near 2**63
+# (the UBSan build caught these; several gave wrong results before)
+
+MAX = 2**63 - 1
+
+
+def test_slice_with_a_step_past_the_end_keeps_the_first_element():
+    x = make(np.arange(10.0))
+    assert_close(x[::MAX], np.array([0.0]))  # was empty: 10 + step - 1 overflowed
+    assert_close(x[3::MAX], np.array([3.0]))
+    m = make(np.arange(16.0).reshape(4, 4))
+    assert_close(m[::MAX], np.arange(4.0).reshape(1, 4))  # stride 4 * step overflows too
+    assert_close(m[:, 1::MAX], np.array([[1.0], [5.0], [9.0], [13.0]]))
+
+
+def test_chunk_and_split_with_huge_sizes():
+    x = make(np.arange(10.0))
+    pieces = x.chunk(MAX)  # ceil(10 / MAX) = 1: ten pieces (was an error)
+    assert [tuple(p.shape) for p in pieces] == [(1,)] * 10
+    assert [tuple(p.shape) for p in x.split(MAX)] == [(10,)]
+    # MAX + MAX + 12 wraps to 10 in int64: it must not pass for x's size.
+    with pytest.raises(RuntimeError, match="split: split_with_sizes expects split_sizes to sum exactly to 10"):
+        x.split([MAX, MAX, 12])
+
+
+def test_view_and_repeat_whose_sizes_overflow_raise():
+    x = make(np.arange(10.0))
+    with pytest.raises(RuntimeError, match=r"view: shape \[4611686018427387904, 4611686018427387904\] is invalid"):
+        x.view(2**62, 2**62)
+    with pytest.raises(RuntimeError, match="reshape: shape .* is invalid for input of size 10"):
+        x.reshape(2**62, 4, -1)
+    with pytest.raises(RuntimeError, match="repeat: repeats"):
+        x.repeat(2**62, 2**62)
+
+
+def test_conv_and_pool_with_huge_strides_paddings_dilations():
+    F = ember.nn.functional
+    img = make(np.arange(16.0, dtype=np.float32).reshape(1, 1, 4, 4))
+    w = make(np.ones((1, 1, 2, 2), dtype=np.float32))
+    # One window at the origin: the kernels' ceil divisions used to overflow.
+    assert_close(F.conv2d(img, w, stride=MAX), np.array([[[[10.0]]]]))
+    assert_close(F.max_pool2d(img, 2, stride=MAX), np.array([[[[5.0]]]]))
+    assert_close(F.avg_pool2d(img, 2, stride=MAX), np.array([[[[2.5]]]]))
+    with pytest.raises(RuntimeError, match="conv2d: padding .* or dilation .* is too large"):
+        F.conv2d(img, w, padding=2**62)
+    with pytest.raises(RuntimeError, match="conv2d: padding .* or dilation .* is too large"):
+        F.conv2d(img, w, dilation=MAX)
+    # The dilated 3x3 kernel spans 2**63 + 1: this came out as an empty tensor.
+    with pytest.raises(RuntimeError, match="conv2d: padding .* or dilation .* is too large"):
+        F.conv2d(img, make(np.ones((1, 1, 3, 3), dtype=np.float32)), dilation=2**62, stride=2**62)
+    with pytest.raises(RuntimeError, match="conv_transpose2d: stride .* is too large"):
+        F.conv_transpose2d(img, w, stride=2**62)
+    # A kernel larger than the input: no output (avg_pool2d gave a 1x1 result).
+    with pytest.raises(RuntimeError, match="max_pool2d: given input of size .* is too small"):
+        F.max_pool2d(img, MAX)
+    with pytest.raises(RuntimeError, match="avg_pool2d: given input of size .* is too small"):
+        F.avg_pool2d(img, MAX)
+    with pytest.raises(RuntimeError, match="max_pool2d: kernel_size .* spans more than int64 can index"):
+        F.max_pool2d(img, 3, dilation=2**62, padding=2**62)
