@@ -73,22 +73,38 @@ T minimum_of(T a, T b) {
   return a < b ? a : b;
 }
 
+// a + s * b and a - s * b. Integers wrap around on overflow (core/int_math.h);
+// floats stay one expression, which the compiler may contract into an fma.
+template <class T>
+T add_scaled(T a, T s, T b) {
+  if constexpr (std::is_integral_v<T>) return int_math::wrapping_add(a, int_math::wrapping_mul(s, b));
+  else return static_cast<T>(a + s * b);
+}
+
+template <class T>
+T sub_scaled(T a, T s, T b) {
+  if constexpr (std::is_integral_v<T>) return int_math::wrapping_sub(a, int_math::wrapping_mul(s, b));
+  else return static_cast<T>(a - s * b);
+}
+
 // ---- op families by result kind
 
+// +, - and * wrap around on integer overflow (INT_MAX + 1 is INT_MIN, as in
+// numpy); for floats the int_math helpers are the plain operators.
 template <class T>
 void arithmetic(BinaryOp op, const TensorIterator& it, const Scalar& alpha, std::atomic<bool>& zero) {
   switch (op) {
     case BinaryOp::Add: {
       const T s = alpha.to<T>();
-      if (s == T(1)) return map<T, T, T>(it, [](T a, T b) { return static_cast<T>(a + b); });
-      return map<T, T, T>(it, [s](T a, T b) { return static_cast<T>(a + s * b); });
+      if (s == T(1)) return map<T, T, T>(it, [](T a, T b) { return int_math::wrapping_add(a, b); });
+      return map<T, T, T>(it, [s](T a, T b) { return add_scaled(a, s, b); });
     }
     case BinaryOp::Sub: {
       const T s = alpha.to<T>();
-      if (s == T(1)) return map<T, T, T>(it, [](T a, T b) { return static_cast<T>(a - b); });
-      return map<T, T, T>(it, [s](T a, T b) { return static_cast<T>(a - s * b); });
+      if (s == T(1)) return map<T, T, T>(it, [](T a, T b) { return int_math::wrapping_sub(a, b); });
+      return map<T, T, T>(it, [s](T a, T b) { return sub_scaled(a, s, b); });
     }
-    case BinaryOp::Mul: return map<T, T, T>(it, [](T a, T b) { return static_cast<T>(a * b); });
+    case BinaryOp::Mul: return map<T, T, T>(it, [](T a, T b) { return int_math::wrapping_mul(a, b); });
     case BinaryOp::Div:
       if constexpr (std::is_floating_point_v<T>) {
         return map<T, T, T>(it, [](T a, T b) { return static_cast<T>(a / b); });

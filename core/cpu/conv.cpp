@@ -15,6 +15,7 @@
 #include <ember/core/cpu/parallel.h>
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 
 namespace ember::cpu {
 
@@ -50,8 +51,8 @@ struct Dims2 {
 
 // Valid output columns [lo, hi) for which ow*stride + off lies in [0, size).
 inline void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  hi = size - off <= 0 ? 0 : (size - off + stride - 1) / stride;
+  lo = off >= 0 ? 0 : int_math::ceil_div(-off, stride);
+  hi = size - off <= 0 ? 0 : int_math::ceil_div(size - off, stride);
   lo = std::min(lo, n_out);
   hi = std::min(std::max(hi, lo), n_out);
 }

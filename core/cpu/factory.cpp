@@ -1,6 +1,7 @@
 #include <ember/core/cpu/factory.h>
 
 #include <ember/core/cpu/loops.h>
+#include <ember/core/int_math.h>
 
 namespace ember::cpu {
 
@@ -28,7 +29,11 @@ void arange_int(Tensor& t, int64_t start, int64_t step) {
   dispatch(t.dtype(), "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(start + step * i);
+    // step * i alone may overflow (arange(-2**63, 2**63 - 1, 2**62)) even where
+    // start + step * i fits: computed modulo 2^64, the sum is exact all the same.
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      p[i] = static_cast<T>(int_math::wrapping_add(start, int_math::wrapping_mul(step, i)));
+    }
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include <ember/core/cpu/strided_loop.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 
 namespace ember::cpu {
 
@@ -116,7 +117,7 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
       if constexpr (std::is_same_v<T, bool>) slot = slot || v[offs[1]];
       else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
         slot = T(static_cast<float>(slot) + static_cast<float>(v[offs[1]]));
-      else slot = static_cast<T>(slot + v[offs[1]]);
+      else slot = int_math::wrapping_add(slot, v[offs[1]]);  // integers wrap around, as in PyTorch
     });
   });
 }

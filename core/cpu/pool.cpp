@@ -11,6 +11,7 @@
 
 #include <ember/core/cpu/parallel.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 
 namespace ember::cpu {
 
@@ -62,8 +63,8 @@ void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
     std::vector<std::pair<int64_t, int64_t>> r(static_cast<size_t>(n_out));
     for (int64_t o = 0; o < n_out; ++o) {
       const int64_t first = o * s - p;
-      const int64_t lo = first >= 0 ? 0 : (-first + d - 1) / d;
-      const int64_t hi = size - first <= 0 ? 0 : std::min(k, (size - first + d - 1) / d);
+      const int64_t lo = first >= 0 ? 0 : int_math::ceil_div(-first, d);
+      const int64_t hi = size - first <= 0 ? 0 : std::min(k, int_math::ceil_div(size - first, d));
       r[static_cast<size_t>(o)] = {lo, std::max(lo, hi)};
     }
     return r;
@@ -78,8 +79,8 @@ void max_impl(Tensor& out, Tensor& idx, const Tensor& x, const PoolGeom& g) {
   std::vector<std::pair<int64_t, int64_t>> tap_cols(static_cast<size_t>(adaptive ? 0 : kw));
   for (int64_t j = 0; j < (adaptive ? 0 : kw); ++j) {
     const int64_t off = j * dw - pw;
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-    int64_t hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
+    int64_t lo = off >= 0 ? 0 : int_math::ceil_div(-off, sw);
+    int64_t hi = W - off <= 0 ? 0 : int_math::ceil_div(W - off, sw);
     lo = std::min(lo, OW);
     tap_cols[static_cast<size_t>(j)] = {lo, std::min(std::max(hi, lo), OW)};
   }

@@ -93,10 +93,12 @@ template <class T> constexpr bool kFloat = std::is_floating_point_v<T>;
 
 // Sum (and mean, via scale). Floats accumulate in double across blocks; a
 // float32 block is summed in 16 float lanes (4 SSE / 2 AVX registers), which
-// is where the time goes, then added to the double total.
+// is where the time goes, then added to the double total. Integers accumulate
+// in uint64_t, whose overflow wraps around where int64_t's would be undefined:
+// the low bits are PyTorch's and numpy's wrapped int64 sum.
 template <class T>
 struct SumOp {
-  using Acc = std::conditional_t<kFloat<T>, double, int64_t>;
+  using Acc = std::conditional_t<kFloat<T>, double, uint64_t>;
   double scale = 1.0;
   Acc init() const { return 0; }
   Acc step(Acc a, T v) const { return a + static_cast<Acc>(v); }
@@ -131,7 +133,7 @@ struct SumOp {
 
 template <class T>
 struct ProdOp {
-  // Unsigned integer products wrap like PyTorch's int64 instead of overflowing (UB).
+  // Integer products run in uint64_t, so they wrap like PyTorch's int64 instead of overflowing (UB).
   using Acc = std::conditional_t<kFloat<T>, double, uint64_t>;
   Acc init() const { return 1; }
   Acc step(Acc a, T v) const { return a * static_cast<Acc>(v); }

@@ -44,7 +44,8 @@ void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t
     if constexpr (std::is_same_v<T, bool>) {
       throw TypeError("cumsum: bool inputs are summed as int64; convert first");
     } else {
-      using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+      // Integers run in uint64_t: overflow wraps around (as in PyTorch) instead of being undefined.
+      using A = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
       T* o = out.data<T>();
       const T* base = x.data<T>();
       for_each_column(base, outer, length, inner, [&](int64_t, const T* p, int64_t s) {

@@ -25,21 +25,23 @@ template <class T> bool is_nan(T x) {
   else return false;
 }
 
-// Ops every math dtype has; integer versions keep the dtype.
+// Ops every math dtype has; integer versions keep the dtype and wrap around
+// on overflow (-INT_MIN and INT_MIN * INT_MIN are INT_MIN and 0, as in numpy);
+// for floats the int_math helpers are the plain operators.
 template <class T>
 bool common_op(UnaryOp op, const TensorIterator& it) {
   switch (op) {
-    case UnaryOp::Neg: map<T, T>(it, [](T x) { return static_cast<T>(-x); }); return true;
+    case UnaryOp::Neg: map<T, T>(it, [](T x) { return int_math::wrapping_neg(x); }); return true;
     case UnaryOp::Abs:
       if constexpr (std::is_unsigned_v<T>) map<T, T>(it, [](T x) { return x; });
       else if constexpr (std::is_floating_point_v<T>) map<T, T>(it, [](T x) { return std::fabs(x); });  // -0 -> +0
-      else map<T, T>(it, [](T x) { return static_cast<T>(x < 0 ? -x : x); });
+      else map<T, T>(it, [](T x) { return int_math::wrapping_abs(x); });
       return true;
     case UnaryOp::Sign:
       // NaN gives 0, as in PyTorch (numpy keeps NaN).
       map<T, T>(it, [](T x) { return x > T(0) ? T(1) : x < T(0) ? static_cast<T>(-1) : T(0); });
       return true;
-    case UnaryOp::Square: map<T, T>(it, [](T x) { return static_cast<T>(x * x); }); return true;
+    case UnaryOp::Square: map<T, T>(it, [](T x) { return int_math::wrapping_mul(x, x); }); return true;
     case UnaryOp::Relu: map<T, T>(it, [](T x) { return x > T(0) || is_nan(x) ? x : T(0); }); return true;
     default: return false;
   }

@@ -6,6 +6,7 @@
 #include <ember/core/autocast.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 
 #include <ember/autograd/functions/conv.h>
@@ -73,6 +74,13 @@ void check_nonnegative(const char* op, const char* what, const IntList& v) {
   for (int64_t s : v) EMBER_CHECK(s >= 0, Error, op, ": negative ", what, " is not supported, got ", list_str(v));
 }
 
+// Output sizes are computed in 128 bits: strides, paddings and dilations near
+// 2**63 would overflow int64 (undefined) and could turn an error into a shape.
+using Wide = __int128;
+bool fits_int64(Wide v) {
+  return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
+
 // x as [N, C, H, W] (1-D convs get H = 1) and w as [O, I, KH, KW].
 Tensor as_4d(const Tensor& t, int64_t spatial, bool batched) {
   Tensor r = batched ? t : unsqueeze(t, 0);
@@ -106,10 +114,14 @@ Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w
   IntList out_size;
   for (int64_t i = 0; i < spatial; ++i) {
     const int64_t in = x.size(x.dim() - spatial + i), k = w.size(2 + i);
-    const int64_t padded = in + pad_begin[i] + pad_end[i], span = dil[i] * (k - 1) + 1;
+    const Wide wide_padded = Wide(in) + pad_begin[i] + pad_end[i], wide_span = Wide(dil[i]) * (k - 1) + 1;
+    EMBER_CHECK(fits_int64(wide_padded) && fits_int64(wide_span), Error, op, ": padding ", list_str(pad_begin),
+                " or dilation ", list_str(dil), " is too large for input ", x.shape_str(), " and weight ",
+                w.shape_str());
+    const int64_t padded = static_cast<int64_t>(wide_padded), span = static_cast<int64_t>(wide_span);
     EMBER_CHECK(padded >= span, Error, op, ": padded input size per channel ", padded, " (input ", x.shape_str(),
                 ") is smaller than the dilated kernel size ", span, " (weight ", w.shape_str(), ")");
-    out_size.push_back((padded - span) / stride[i] + 1);
+    out_size.push_back((padded - span) / stride[i] + 1);  // at most padded: span >= 1
   }
   cpu::ConvGeom g;
   g.groups = groups;
@@ -220,10 +232,13 @@ Tensor conv_transpose_nd(const char* op, int64_t spatial, const Tensor& x, const
                 ": output padding must be smaller than either stride or dilation, but got output_padding=",
                 list_str(outpad), ", stride=", list_str(stride), ", dilation=", list_str(dil));
     const int64_t in = x.size(x.dim() - spatial + i), k = w.size(2 + i);
-    const int64_t o = (in - 1) * stride[i] - 2 * pad[i] + dil[i] * (k - 1) + outpad[i] + 1;
+    const Wide o = Wide(in - 1) * stride[i] - Wide(2) * pad[i] + Wide(dil[i]) * (k - 1) + outpad[i] + 1;
+    EMBER_CHECK(fits_int64(o), Error, op, ": stride ", list_str(stride), ", padding ", list_str(pad),
+                " or dilation ", list_str(dil), " is too large for input ", x.shape_str(), " and weight ",
+                w.shape_str());
     EMBER_CHECK(o > 0, Error, op, ": input ", x.shape_str(), " with weight ", w.shape_str(),
-                " gives a non-positive output size ", o);
-    out_size.push_back(o);
+                " gives a non-positive output size ", static_cast<int64_t>(o));
+    out_size.push_back(static_cast<int64_t>(o));
   }
   bool big_output_padding = false;
   for (int64_t i = 0; i < spatial; ++i) big_output_padding = big_output_padding || outpad[i] >= stride[i];

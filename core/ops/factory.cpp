@@ -59,7 +59,16 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   double size = std::ceil((e - s) / st);
   if (exact) {  // integer ceil division, exact beyond 2^53
     const int64_t is = start.to_int(), ie = end.to_int(), ist = step.to_int();
-    size = static_cast<double>((ie - is + ist - (ist > 0 ? 1 : -1)) / ist);
+    // The check above in doubles cannot tell 2**62 from 2**62 + 1.
+    EMBER_CHECK((ist > 0 && ie >= is) || (ist < 0 && ie <= is), Error,
+                "arange: upper bound and larger bound inconsistent with step sign (start ", is, ", end ", ie,
+                ", step ", ist, ")");
+    // The distance and the step's magnitude in uint64_t: end - start may not
+    // fit in int64_t (arange(-2**63, 2**63 - 1, 2**62)), and -step may not either.
+    const uint64_t dist = ist > 0 ? static_cast<uint64_t>(ie) - static_cast<uint64_t>(is)
+                                  : static_cast<uint64_t>(is) - static_cast<uint64_t>(ie);
+    const uint64_t stride = ist > 0 ? static_cast<uint64_t>(ist) : uint64_t{0} - static_cast<uint64_t>(ist);
+    size = static_cast<double>(dist / stride + (dist % stride != 0 ? 1 : 0));
   }
   EMBER_CHECK(size < 9.2e18, Error, "arange: invalid size, possible overflow (start ", s, ", end ", e, ", step ",
               st, ")");

@@ -7,6 +7,7 @@
 #include <ember/core/cpu/copy.h>
 #include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/copy.h>
@@ -138,12 +139,13 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   EMBER_CHECK(x.dim() > 0, Error, "split: expected at least a 1-dimensional tensor");
   const int64_t d = wrap_dim(dim, x.dim(), "split");
   int64_t total = 0;
+  bool overflow = false;  // sizes near 2**63 cannot sum to a tensor's size
   for (int64_t s : sizes) {
     EMBER_CHECK(s >= 0, Error, "split: split_sizes must be non-negative, got ", shape_str(sizes));
-    total += s;
+    overflow |= __builtin_add_overflow(total, s, &total);
   }
-  EMBER_CHECK(total == x.size(d), Error, "split: split_with_sizes expects split_sizes to sum exactly to ", x.size(d),
-              " (input tensor's size at dimension ", d, "), but got split_sizes=", shape_str(sizes));
+  EMBER_CHECK(!overflow && total == x.size(d), Error, "split: split_with_sizes expects split_sizes to sum exactly to ",
+              x.size(d), " (input tensor's size at dimension ", d, "), but got split_sizes=", shape_str(sizes));
   return split_sizes(x, d, sizes, "SplitWithSizesBackward0");
 }
 
@@ -152,7 +154,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   EMBER_CHECK(chunks > 0, Error, "chunk: expects `chunks` to be greater than 0, got: ", chunks);
   const int64_t d = wrap_dim(dim, x.dim(), "chunk");
   const int64_t size = x.size(d);
-  const int64_t split_size = (size + chunks - 1) / chunks;
+  const int64_t split_size = int_math::ceil_div(size, chunks);  // size + chunks - 1 may overflow
   if (split_size == 0 && size == 0) {
     // PyTorch returns `chunks` empty pieces for an empty dim.
     std::vector<Tensor> out;

@@ -1,6 +1,8 @@
 // The pool family's front-ends: PyTorch's argument checks and output sizes;
 // 1-D and unbatched inputs are viewed as batched 2-D ones.
 #include <ember/core/ops/pool.h>
+#include <algorithm>
+#include <limits>
 
 #include <ember/autograd/functions/pool.h>
 #include <ember/autograd/grad_mode.h>
@@ -47,11 +49,14 @@ Tensor from_4d(const Tensor& t, int64_t spatial, bool batched) {
   return batched ? r : squeeze(r, 0);
 }
 
-// PyTorch's pooling output size along one dim.
-int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  const int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
+// PyTorch's pooling output size along one dim, in 128 bits: kernel sizes,
+// strides and dilations near 2**63 would overflow int64 (undefined). The
+// caller checks that it is positive; it is then at most in + 1.
+using Wide = __int128;
+Wide pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const Wide num = Wide(in) + Wide(2) * p - Wide(d) * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  Wide out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= Wide(in) + p) --out;
   return out;
 }
 
@@ -68,7 +73,10 @@ cpu::PoolGeom fixed_geom(const char* op, const Tensor& x4, const Tensor& x, int6
     EMBER_CHECK(s[i] > 0, Error, op, ": stride must be greater than zero, but got ", list_str(s));
     EMBER_CHECK(d[i] > 0, Error, op, ": dilation must be greater than zero, but got ", list_str(d));
     EMBER_CHECK(p[i] >= 0, Error, op, ": padding must be non-negative, but got ", list_str(p));
-    const int64_t half = dilated ? ((k[i] - 1) * d[i] + 1) / 2 : k[i] / 2;
+    const Wide span = dilated ? Wide(k[i] - 1) * d[i] + 1 : Wide(k[i]);
+    EMBER_CHECK(span <= std::numeric_limits<int64_t>::max(), Error, op, ": kernel_size ", list_str(k),
+                " with dilation ", list_str(d), " spans more than int64 can index");
+    const int64_t half = static_cast<int64_t>(span / 2);
     EMBER_CHECK(p[i] <= half, Error, op, ": pad should be at most half of ", dilated ? "effective " : "",
                 "kernel size, but got pad=", p[i], ", kernel_size=", k[i], " and dilation=", d[i]);
   }
@@ -77,9 +85,12 @@ cpu::PoolGeom fixed_geom(const char* op, const Tensor& x4, const Tensor& x, int6
   g.kw = k[last], g.sw = s[last], g.pw = p[last], g.dw = d[last];
   if (spatial == 2) g.kh = k[0], g.sh = s[0], g.ph = p[0], g.dh = d[0];
   g.H = x4.size(2), g.W = x4.size(3);
-  g.OH = spatial == 2 ? pooled_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode) : 1;
-  g.OW = pooled_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
-  EMBER_CHECK(g.OH > 0 && g.OW > 0, Error, op, ": given input of size ", x.shape_str(), ", the calculated output size ",
+  const Wide oh = spatial == 2 ? pooled_size(g.H, g.kh, g.sh, g.ph, g.dh, ceil_mode) : 1;
+  const Wide ow = pooled_size(g.W, g.kw, g.sw, g.pw, g.dw, ceil_mode);
+  // A negative size far below int64's range is reported as the range's minimum.
+  const auto shown = [](Wide v) { return static_cast<int64_t>(std::max<Wide>(v, std::numeric_limits<int64_t>::min())); };
+  g.OH = shown(oh), g.OW = shown(ow);
+  EMBER_CHECK(oh > 0 && ow > 0, Error, op, ": given input of size ", x.shape_str(), ", the calculated output size ",
               spatial == 2 ? list_str({g.OH, g.OW}) : list_str({g.OW}), " is too small");
   return g;
 }

@@ -8,6 +8,7 @@
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/shape.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 #include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/reduce.h>
 
@@ -18,6 +19,7 @@ namespace functions = autograd::functions;
 Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
   Shape out = shape;
   int64_t known = 1;
+  bool overflow = false;  // a product past int64 (unless a later 0 clears it) matches no numel
   int infer = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
@@ -25,9 +27,11 @@ Shape infer_shape(const Shape& shape, int64_t numel, const char* op) {
       infer = static_cast<int>(i);
     } else {
       EMBER_CHECK(out[i] >= 0, Error, op, ": invalid shape dimension ", out[i], " in ", shape_str(shape));
-      known *= out[i];
+      overflow |= __builtin_mul_overflow(known, out[i], &known);
     }
   }
+  EMBER_CHECK(!overflow || known == 0, Error, op, ": shape ", shape_str(shape), " is invalid for input of size ",
+              numel);
   if (infer >= 0) {
     EMBER_CHECK(known != 0 && numel % known == 0, Error, op, ": shape ", shape_str(shape),
                 " is invalid for input of size ", numel);
@@ -230,9 +234,11 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std:
   const int64_t end = std::max(start, end_in ? clamp(*end_in) : size);
   Shape shape = x.shape();
   Strides strides = x.strides();
-  shape[d] = (end - start + step - 1) / step;
+  shape[d] = int_math::ceil_div(end - start, step);  // end - start + step - 1 may overflow
   const int64_t offset = x.storage_offset() + (shape[d] > 0 ? start * strides[d] : 0);
-  strides[d] *= step;
+  // stride * step can only overflow when the step passes the dim's end (one
+  // element or none), where the stride is never used: it then stays as it was.
+  if (__builtin_mul_overflow(strides[d], step, &strides[d])) strides[d] = x.stride(d);
   return record_view("SliceBackward0", x, make_view(x, shape, strides, offset),
                      functions::slice_backward(x.shape(), d, start, step, shape[d]));
 }
@@ -278,7 +284,10 @@ Tensor repeat(const Tensor& x, const Shape& repeats) {
   for (int64_t i = 0; i < nd; ++i) {
     interleaved.insert(interleaved.end(), {1, padded[i]});
     expanded.insert(expanded.end(), {repeats[i], padded[i]});
-    out.push_back(repeats[i] * padded[i]);
+    int64_t n;
+    EMBER_CHECK(!__builtin_mul_overflow(repeats[i], padded[i], &n), Error, "repeat: repeats ", shape_str(repeats),
+                " of a tensor of shape ", x.shape_str(), " give a size past int64");
+    out.push_back(n);
   }
   return reshape(expand(reshape(x, interleaved), expanded).clone(), out);  // always a copy, as PyTorch
 }

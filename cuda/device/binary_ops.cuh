@@ -21,7 +21,7 @@
 #include <ember/core/scalar.h>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/math.cuh>
-#include <ember/cuda/device/unary_ops.cuh>  // wrap
+#include <ember/cuda/device/unary_ops.cuh>
 
 namespace ember::cuda::binary_ops {
 namespace {  // one copy per including file (the .cu, or its emulation test)
@@ -73,29 +73,29 @@ __device__ inline T fused(T a, T b, T c) {
 }
 
 // ---- arithmetic
-// Integers run in wrap_t (cuda/device/unary_ops.cuh): overflow wraps around.
+// Integer overflow wraps around (core/int_math.h), as on the CPU.
 template <class T> struct Add {
-  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) + wrap(b)); }
+  __device__ T operator()(T a, T b) const { return int_math::wrapping_add(a, b); }
 };
 template <class T> struct AddScaled {
   T alpha;
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return fused(alpha, b, a);
-    else return static_cast<T>(wrap(a) + wrap(alpha) * wrap(b));
+    else return int_math::wrapping_add(a, int_math::wrapping_mul(alpha, b));
   }
 };
 template <class T> struct Sub {
-  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) - wrap(b)); }
+  __device__ T operator()(T a, T b) const { return int_math::wrapping_sub(a, b); }
 };
 template <class T> struct SubScaled {
   T alpha;
   __device__ T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) return fused(-alpha, b, a);
-    else return static_cast<T>(wrap(a) - wrap(alpha) * wrap(b));
+    else return int_math::wrapping_sub(a, int_math::wrapping_mul(alpha, b));
   }
 };
 template <class T> struct Mul {
-  __device__ T operator()(T a, T b) const { return static_cast<T>(wrap(a) * wrap(b)); }
+  __device__ T operator()(T a, T b) const { return int_math::wrapping_mul(a, b); }
 };
 template <class T> struct Div { __device__ T operator()(T a, T b) const { return static_cast<T>(a / b); } };
 template <class T> struct DivTrunc {

@@ -24,21 +24,6 @@
 
 namespace ember::cuda {
 
-// The type integer arithmetic on T runs in: int32 and int64 overflow (-INT_MIN,
-// INT_MAX * 2) is undefined in C++ and CUDA, so it runs in their unsigned
-// twins, whose wrap-around is the two's complement result the CPU kernels
-// give. Narrower integers are promoted to int and cannot overflow.
-template <class T, bool = std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) >= sizeof(int)>
-struct Wrap { using type = T; };
-template <class T>
-struct Wrap<T, true> { using type = std::make_unsigned_t<T>; };
-template <class T>
-using wrap_t = typename Wrap<T>::type;
-template <class T>
-__device__ inline wrap_t<T> wrap(T x) {
-  return static_cast<wrap_t<T>>(x);
-}
-
 namespace unary_ops {
 namespace {  // one copy per including file (the .cu, or its emulation test)
 
@@ -63,8 +48,10 @@ auto stored_as(F f) {
 template <class T> struct Identity {
   __device__ T operator()(T x) const { return x; }
 };
+// Integer -, * (and +, - in binary_ops.cuh) wrap around on overflow as the
+// CPU kernels do (core/int_math.h); for floats they are the plain operators.
 template <class T> struct Neg {
-  __device__ T operator()(T x) const { return static_cast<T>(-wrap(x)); }
+  __device__ T operator()(T x) const { return int_math::wrapping_neg(x); }
 };
 template <class T> struct Abs {  // signed and floating T; fabs makes -0 +0, as numpy and PyTorch
   __device__ T operator()(T x) const {
@@ -79,7 +66,7 @@ template <class T> struct Sign {  // NaN gives 0, as in PyTorch
   }
 };
 template <class T> struct Square {
-  __device__ T operator()(T x) const { return static_cast<T>(wrap(x) * wrap(x)); }
+  __device__ T operator()(T x) const { return int_math::wrapping_mul(x, x); }
 };
 template <class T> struct Relu {
   __device__ T operator()(T x) const { return x > T(0) || dmath::is_nan(x) ? x : T(0); }

@@ -8,6 +8,7 @@
 
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>
+#include <ember/core/int_math.h>
 #include <ember/distributed/process_group.h>
 
 namespace ember::distributed::gloo_detail {
@@ -35,8 +36,10 @@ template <class T>
 ReduceFn reduce_fn(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg: return elementwise<T>([](auto a, auto b) { return a + b; });
-    case ReduceOp::Product: return elementwise<T>([](auto a, auto b) { return a * b; });
+    // Integer sums and products wrap around on overflow, as PyTorch's do
+    // (core/int_math.h); for floats these are the plain + and *.
+    case ReduceOp::Avg: return elementwise<T>([](auto a, auto b) { return int_math::wrapping_add(a, b); });
+    case ReduceOp::Product: return elementwise<T>([](auto a, auto b) { return int_math::wrapping_mul(a, b); });
     case ReduceOp::Min: return elementwise<T>([](auto a, auto b) { return std::min(a, b); });
     case ReduceOp::Max: return elementwise<T>([](auto a, auto b) { return std::max(a, b); });
   }

@@ -70,7 +70,13 @@ py::array to_numpy(const Tensor& t) {
               " tensor to numpy. Use tensor.cpu() to copy the tensor to host memory first.");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   std::vector<py::ssize_t> strides;
-  for (auto s : t.strides()) strides.push_back(s * static_cast<py::ssize_t>(t.element_size()));
+  for (auto s : t.strides()) {
+    // A dim of one element may carry any stride (x[::2**63 - 1]); in bytes it
+    // could overflow, and numpy never uses it: 0 then.
+    py::ssize_t bytes;
+    if (__builtin_mul_overflow(static_cast<py::ssize_t>(s), static_cast<py::ssize_t>(t.element_size()), &bytes)) bytes = 0;
+    strides.push_back(bytes);
+  }
   // The capsule holds a handle so the memory outlives the tensor object.
   auto* keep = new Tensor(t);
   py::capsule base(keep, [](void* p) { delete static_cast<Tensor*>(p); });
