@@ -243,7 +243,7 @@ void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t
     } else {
       using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
       cudaStream_t stream = current_cuda_stream();
-      const ScanPlan plan = cumsum_plan(columns, length);
+      const ScanPlan plan = cumsum_plan(columns, length, inner);
       if (plan.serial) {
         cumsum_kernel<T, A><<<grid_for((columns + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, stream>>>(
             x.data<T>(), out.data<T>(), columns, length, inner);

@@ -340,18 +340,20 @@ __global__ void arg_kernel(const T* x, T* values, int64_t* indices, int64_t colu
 // integers) as the CPU does; integer results are exact, float ones differ
 // from the CPU's sequential sum only by the order of the double additions.
 
-// How cumsum runs: serial: one thread per column scans it in order (many
-// columns, or short ones); else one block per chunk of `chunk` elements of a
-// column (chunks == 1: a block per column), scanning tiles of
-// kReduceThreads * kCumsumItems elements with a running carry; chunks > 1
-// first sums every chunk (fold_kernel's partials), and each chunk's block
-// starts from the sum of the chunks before it.
+// How cumsum runs: serial: one thread per column scans it in order (short
+// columns, or many columns: enough threads to fill the GPU, and with
+// inner > 1 neighbouring threads read neighbouring elements); else one block
+// per chunk of `chunk` elements of a column (chunks == 1: a block per column),
+// scanning tiles of kReduceThreads * kCumsumItems elements with a running
+// carry; chunks > 1 first sums every chunk (fold_kernel's partials), and each
+// chunk's block starts from the sum of the chunks before it.
 struct ScanPlan {
   bool serial;
   int64_t chunks, chunk;
 };
-inline ScanPlan cumsum_plan(int64_t columns, int64_t length) {
-  if (length < 64 || columns > 16384) return {true, 1, length};
+inline ScanPlan cumsum_plan(int64_t columns, int64_t length, int64_t inner) {
+  const bool many = columns > 16384 && (inner > 1 || length < 512);
+  if (length < 64 || many) return {true, 1, length};
   const FoldPlan f = fold_plan(columns, length);
   return {false, f.chunks, f.chunk};
 }

@@ -236,7 +236,7 @@ void arg_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pa
 template <class T, class A>
 void emulated_cumsum(const Tensor& x, Tensor& out, int64_t outer, int64_t length, int64_t inner) {
   const int64_t columns = outer * inner;
-  const kc::ScanPlan plan = kc::cumsum_plan(columns, length);
+  const kc::ScanPlan plan = kc::cumsum_plan(columns, length, inner);
   if (plan.serial) {
     launch(2, 64, 0, [&] { kc::cumsum_kernel<T, A>(ptr<T>(x), ptr<T>(out), columns, length, inner); });
   } else if (plan.chunks == 1) {
@@ -261,7 +261,7 @@ void emulated_cumsum(const Tensor& x, Tensor& out, int64_t outer, int64_t length
 template <class T>
 void cumsum_case(int64_t outer, int64_t length, int64_t inner, double scale = 4.0) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-  const kc::ScanPlan plan = kc::cumsum_plan(outer * inner, length);
+  const kc::ScanPlan plan = kc::cumsum_plan(outer * inner, length, inner);
   INFO("cumsum outer " << outer << " length " << length << " inner " << inner << " " << ember::dtype_name(dtype_of_v<T>)
                        << " serial " << plan.serial << " chunks " << plan.chunks);
   const Tensor x = input<T>(outer, length, inner, 3, {}, scale);
@@ -333,10 +333,12 @@ TEST_CASE("split var / logsumexp / norm (host emulation): partials then a merge,
 }
 
 TEST_CASE("cumsum plans (host emulation): serial, a block per column, chunks", "[emulation]") {
-  REQUIRE(kc::cumsum_plan(5, 63).serial);
-  REQUIRE(kc::cumsum_plan(20000, 1000).serial);
-  REQUIRE((!kc::cumsum_plan(1, 64).serial && kc::cumsum_plan(1, 64).chunks == 1));
-  REQUIRE(kc::cumsum_plan(1, 8193).chunks == 3);
+  REQUIRE(kc::cumsum_plan(5, 63, 1).serial);
+  REQUIRE(kc::cumsum_plan(20000, 1000, 2).serial);   // many columns, neighbours adjacent
+  REQUIRE(kc::cumsum_plan(20000, 500, 1).serial);    // many short rows
+  REQUIRE(!kc::cumsum_plan(20000, 1000, 1).serial);  // many long rows: a block each
+  REQUIRE((!kc::cumsum_plan(1, 64, 1).serial && kc::cumsum_plan(1, 64, 1).chunks == 1));
+  REQUIRE(kc::cumsum_plan(1, 8193, 1).chunks == 3);
   // a block per column, around the tile (256 threads x 8 items) boundaries
   cumsum_case<float>(1, 64, 1);
   cumsum_case<double>(1, 2048, 1);

@@ -111,6 +111,14 @@ def test_cumsum_long_integer_exact(dtype):
     np.testing.assert_array_equal(as_np(ember.cumsum(big.cuda(), 0)), as_np(ember.cumsum(big, 0)))
 
 
+def test_cumsum_many_rows():
+    ember.manual_seed(7)
+    x = ember.randn(17_000, 600)  # many long rows: a block per row
+    close(ember.cumsum(x.cuda(), 1), ember.cumsum(x, 1), 1e-5)
+    y = ember.randint(-3, 4, (600, 17_000))  # many columns along dim 0: a thread per column
+    np.testing.assert_array_equal(as_np(ember.cumsum(y.cuda(), 0)), as_np(ember.cumsum(y, 0)))
+
+
 def test_cumsum_gradient_long():
     x = ember.randn(300_000, dtype=ember.float64, requires_grad=True)
     g = x.detach().cuda().requires_grad_()
