@@ -1,12 +1,17 @@
 // CUDA reductions over a contiguous [outer, reduced, inner] block. One block
 // of threads reduces one output column (o, i) (grid-stride over columns),
 // combining in shared memory. When there are few columns and many elements
-// each (a full sum), a first pass splits every column into chunks, each
-// block writing a partial accumulator, and a second pass folds the partials:
-// no atomics, so results are deterministic. 16-bit inputs never arrive (the
-// front-end converts them to float32), so float32 accumulates in float and
-// float64 in double; integers in int64.
-// The kernels are in cuda/device/reduce_kernels.cuh; this file launches them.
+// each (a full sum, or a clip_grad_norm_ over a large gradient), a first pass
+// splits every column into chunks, each block writing a partial accumulator,
+// and a second pass folds the partials: no atomics, so results are
+// deterministic. var/std, norm and logsumexp split the same way (their
+// partials are in double). cumsum scans a column per block (or chunks of it,
+// each starting from the sum of the chunks before) unless there are many
+// short columns. 16-bit inputs never arrive (the front-end converts them to
+// float32), so float32 accumulates in float and float64 in double (cumsum,
+// var, norm and logsumexp: in double); integers in int64.
+// The kernels and the plans choosing a path are in
+// cuda/device/reduce_kernels.cuh; this file launches them.
 #include <ember/cuda/reduce.h>
 
 #include <cstdint>
@@ -119,10 +124,23 @@ void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t i
   if (columns == 0) return;
   const double n = static_cast<double>(reduced);
   const double denom = n - correction > 0.0 ? n - correction : 0.0;
+  const FoldPlan plan = fold_plan(columns, reduced);
+  cudaStream_t stream = current_cuda_stream();
   dispatch_floating(x.dtype(), "var", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    var_kernel<T><<<grid_for(columns), kReduceThreads, 0, current_cuda_stream()>>>(x.data<T>(), out.data<T>(), columns,
-                                                                            reduced, inner, denom, take_sqrt);
+    if (plan.chunks == 1) {
+      var_kernel<T><<<grid_for(columns), kReduceThreads, 0, stream>>>(x.data<T>(), out.data<T>(), nullptr, columns,
+                                                                       reduced, inner, plan.chunk, 1, denom, take_sqrt);
+      EMBER_CUDA_KERNEL_CHECK();
+      return;
+    }
+    Tensor partial = empty({columns, plan.chunks, 3}, DType::Float64, x.device());
+    var_kernel<T><<<grid_for(columns * plan.chunks), kReduceThreads, 0, stream>>>(
+        x.data<T>(), out.data<T>(), partial.data<double>(), columns, reduced, inner, plan.chunk, plan.chunks, denom,
+        take_sqrt);
+    EMBER_CUDA_KERNEL_CHECK();
+    var_merge_kernel<T><<<grid_for(columns), kReduceThreads, 0, stream>>>(partial.data<double>(), out.data<T>(),
+                                                                           columns, plan.chunks, denom, take_sqrt);
     EMBER_CUDA_KERNEL_CHECK();
   });
 }
@@ -132,10 +150,25 @@ void logsumexp(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int
   DeviceGuard guard(x.device().index);
   const int64_t columns = outer * inner;
   if (columns == 0) return;
+  const FoldPlan plan = fold_plan(columns, reduced);
+  cudaStream_t stream = current_cuda_stream();
   dispatch_floating(x.dtype(), "logsumexp", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    logsumexp_kernel<T><<<grid_for(columns), kReduceThreads, 0, current_cuda_stream()>>>(x.data<T>(), out.data<T>(),
-                                                                                  columns, reduced, inner);
+    if (plan.chunks == 1) {
+      logsumexp_kernel<T, T><<<grid_for(columns), kReduceThreads, 0, stream>>>(
+          x.data<T>(), nullptr, out.data<T>(), nullptr, nullptr, columns, reduced, inner, plan.chunk, 1);
+      EMBER_CUDA_KERNEL_CHECK();
+      return;
+    }
+    // [2, columns, chunks]: the chunks' maxima, then their sums of exp(x - max).
+    Tensor partial = empty({2, columns, plan.chunks}, DType::Float64, x.device());
+    double* part_m = partial.data<double>();
+    double* part_s = part_m + columns * plan.chunks;
+    logsumexp_kernel<T, T><<<grid_for(columns * plan.chunks), kReduceThreads, 0, stream>>>(
+        x.data<T>(), nullptr, out.data<T>(), part_m, part_s, columns, reduced, inner, plan.chunk, plan.chunks);
+    EMBER_CUDA_KERNEL_CHECK();
+    logsumexp_kernel<double, T><<<grid_for(columns), kReduceThreads, 0, stream>>>(
+        part_m, part_s, out.data<T>(), nullptr, nullptr, columns, plan.chunks, 1, plan.chunks, 1);
     EMBER_CUDA_KERNEL_CHECK();
   });
 }
@@ -145,10 +178,22 @@ void norm(Tensor& out, const Tensor& x, double p, int64_t outer, int64_t reduced
   DeviceGuard guard(x.device().index);
   const int64_t columns = outer * inner;
   if (columns == 0) return;
+  const FoldPlan plan = fold_plan(columns, reduced);
+  cudaStream_t stream = current_cuda_stream();
   dispatch_floating(x.dtype(), "norm", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    norm_kernel<T><<<grid_for(columns), kReduceThreads, 0, current_cuda_stream()>>>(x.data<T>(), out.data<T>(), columns,
-                                                                             reduced, inner, p);
+    if (plan.chunks == 1) {
+      norm_kernel<T, T><<<grid_for(columns), kReduceThreads, 0, stream>>>(
+          x.data<T>(), out.data<T>(), nullptr, columns, reduced, inner, plan.chunk, 1, p, false);
+      EMBER_CUDA_KERNEL_CHECK();
+      return;
+    }
+    Tensor partial = empty({columns, plan.chunks}, DType::Float64, x.device());
+    norm_kernel<T, T><<<grid_for(columns * plan.chunks), kReduceThreads, 0, stream>>>(
+        x.data<T>(), out.data<T>(), partial.data<double>(), columns, reduced, inner, plan.chunk, plan.chunks, p, false);
+    EMBER_CUDA_KERNEL_CHECK();
+    norm_kernel<double, T><<<grid_for(columns), kReduceThreads, 0, stream>>>(
+        partial.data<double>(), out.data<T>(), nullptr, columns, plan.chunks, 1, plan.chunks, 1, p, true);
     EMBER_CUDA_KERNEL_CHECK();
   });
 }
@@ -197,8 +242,23 @@ void cumsum(Tensor& out, const Tensor& x, int64_t outer, int64_t length, int64_t
       throw TypeError("cumsum: bool inputs are summed as int64; convert first");
     } else {
       using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-      cumsum_kernel<T, A><<<grid_for((columns + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, current_cuda_stream()>>>(
-          x.data<T>(), out.data<T>(), columns, length, inner);
+      cudaStream_t stream = current_cuda_stream();
+      const ScanPlan plan = cumsum_plan(columns, length, inner);
+      if (plan.serial) {
+        cumsum_kernel<T, A><<<grid_for((columns + kReduceThreads - 1) / kReduceThreads), kReduceThreads, 0, stream>>>(
+            x.data<T>(), out.data<T>(), columns, length, inner);
+      } else if (plan.chunks == 1) {
+        cumsum_block_kernel<T, A><<<grid_for(columns), kReduceThreads, 0, stream>>>(
+            x.data<T>(), out.data<T>(), nullptr, columns, length, inner, plan.chunk, 1);
+      } else {
+        // Every chunk's sum first (as a split sum's first pass), then the scans.
+        Tensor chunk_sums = empty({columns, plan.chunks}, dtype_of<A>::value, x.device());
+        fold_kernel<T, A, T, SumFold<A>><<<grid_for(columns * plan.chunks), kReduceThreads, 0, stream>>>(
+            x.data<T>(), nullptr, chunk_sums.data<A>(), columns, length, inner, plan.chunk, plan.chunks, false, 1.0);
+        EMBER_CUDA_KERNEL_CHECK();
+        cumsum_block_kernel<T, A><<<grid_for(columns * plan.chunks), kReduceThreads, 0, stream>>>(
+            x.data<T>(), out.data<T>(), chunk_sums.data<A>(), columns, length, inner, plan.chunk, plan.chunks);
+      }
       EMBER_CUDA_KERNEL_CHECK();
     }
   });

@@ -3,10 +3,13 @@
 // [outer, reduced, inner] block, one block of kReduceThreads threads per
 // output column, or, for long columns with few outputs, a first pass over
 // chunks of each column writing partials and a second pass folding them
-// (fold_plan decides); var/std, logsumexp and p-norms accumulated in double;
-// argmax/argmin; prod's backward; cumsum. Device code only (and the plan), in
-// a header so that tests/cpp/test_reduce_emulation.cpp runs the same source
-// on the CPU (tests/cpp/cuda_emulation.h).
+// (fold_plan decides); var/std, logsumexp and p-norms accumulated in double,
+// split the same way (per-chunk (count, mean, M2), (max, sum of exp) or
+// partial sums, merged by a second pass); argmax/argmin; prod's backward;
+// cumsum (cumsum_plan: a thread per column, a block-wide scan per column, or
+// chunk sums then a block-wide scan per chunk). Device code only (and the
+// plans), in a header so that tests/cpp/test_reduce_emulation.cpp runs the
+// same source on the CPU (tests/cpp/cuda_emulation.h).
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -104,61 +107,140 @@ __global__ void fold_kernel(const T* x, O* out, A* partial, int64_t columns, int
   }
 }
 
-// ---- statistics: one block per column, accumulating in double as the CPU does.
+// ---- statistics, accumulated in double as the CPU does. Each kernel folds
+// chunk `part` of column c = b / chunks (block b of columns * chunks, as
+// fold_kernel). With partial == nullptr (chunks == 1) it writes the result;
+// else a per-chunk partial that a second pass combines (one block per column,
+// partials in chunk order, so the result is deterministic): for long columns
+// with few outputs (a full var, norm or logsumexp; fold_plan decides).
 
+// Bounds of chunk `part` of a column of `reduced` elements.
+struct ChunkRange {
+  int64_t begin, end;
+};
+__device__ inline ChunkRange chunk_range(int64_t part, int64_t chunk, int64_t reduced) {
+  const int64_t begin = part * chunk < reduced ? part * chunk : reduced;
+  return {begin, begin + chunk < reduced ? begin + chunk : reduced};
+}
+
+// Two passes over the chunk (its mean, then squared deviations from it).
+// Partials: partial[3 * (c * chunks + part) + {0, 1, 2}] = (count, mean, M2).
 template <class T>
-__global__ void var_kernel(const T* x, T* out, int64_t columns, int64_t reduced, int64_t inner, double denom,
-                           bool take_sqrt) {
-  for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
+__global__ void var_kernel(const T* x, T* out, double* partial, int64_t columns, int64_t reduced, int64_t inner,
+                           int64_t chunk, int64_t chunks, double denom, bool take_sqrt) {
+  for (int64_t b = blockIdx.x; b < columns * chunks; b += gridDim.x) {
+    const int64_t c = b / chunks, part = b % chunks;
+    const ChunkRange k = chunk_range(part, chunk, reduced);
     const T* p = x + (c / inner) * reduced * inner + c % inner;
     double s = 0;
-    for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) s += static_cast<double>(p[r * inner]);
-    const double mean = block_fold<double, SumFold<double>>(s) / static_cast<double>(reduced);
+    for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) s += static_cast<double>(p[r * inner]);
+    const double count = static_cast<double>(k.end - k.begin);
+    s = block_fold<double, SumFold<double>>(s);
+    const double mean = partial != nullptr && count == 0 ? 0.0 : s / count;
     double sq = 0;
-    for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+    for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
       const double d = static_cast<double>(p[r * inner]) - mean;
       sq += d * d;
     }
     sq = block_fold<double, SumFold<double>>(sq);
     if (threadIdx.x == 0) {
-      const double v = sq / denom;
+      if (partial != nullptr) {
+        double* q = partial + 3 * (c * chunks + part);
+        q[0] = count, q[1] = mean, q[2] = sq;
+      } else {
+        const double v = sq / denom;
+        out[c] = static_cast<T>(take_sqrt ? ::sqrt(v) : v);
+      }
+    }
+  }
+}
+
+// Second pass of var: the column's mean from the chunks' (count, mean), then
+// M2 = sum of the chunks' M2 + count * (chunk mean - mean)^2: the CPU's
+// two-pass formula, exact up to rounding.
+template <class T>
+__global__ void var_merge_kernel(const double* partial, T* out, int64_t columns, int64_t chunks, double denom,
+                                 bool take_sqrt) {
+  for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
+    const double* q = partial + 3 * c * chunks;
+    double n = 0, s = 0;
+    for (int64_t k = threadIdx.x; k < chunks; k += blockDim.x) {
+      n += q[3 * k];
+      s += q[3 * k] * q[3 * k + 1];
+    }
+    n = block_fold<double, SumFold<double>>(n);
+    const double mean = block_fold<double, SumFold<double>>(s) / n;
+    double m2 = 0;
+    for (int64_t k = threadIdx.x; k < chunks; k += blockDim.x) {
+      const double d = q[3 * k + 1] - mean;
+      m2 += q[3 * k + 2] + q[3 * k] * (d * d);
+    }
+    m2 = block_fold<double, SumFold<double>>(m2);
+    if (threadIdx.x == 0) {
+      const double v = m2 / denom;
       out[c] = static_cast<T>(take_sqrt ? ::sqrt(v) : v);
     }
   }
 }
 
-template <class T>
-__global__ void logsumexp_kernel(const T* x, T* out, int64_t columns, int64_t reduced, int64_t inner) {
-  for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
-    const T* p = x + (c / inner) * reduced * inner + c % inner;
+// log(sum weight * exp(x)) with weight 1 when `weight` is null; weight, when
+// given, is laid out as x. The max m of the chunk (NaN propagates), then
+// s = sum weight * exp(x - m); a NaN or infinite m is the answer by itself
+// (NaN, all -inf, or a +inf) and gives s = 0. Partials: part_m[i], part_s[i]
+// (i = c * chunks + part); the second pass runs this kernel over them as
+// x = part_m, weight = part_s (so the merge rescales each s by exp(m - max)).
+template <class T, class O>
+__global__ void logsumexp_kernel(const T* x, const double* weight, O* out, double* part_m, double* part_s,
+                                 int64_t columns, int64_t reduced, int64_t inner, int64_t chunk, int64_t chunks) {
+  for (int64_t b = blockIdx.x; b < columns * chunks; b += gridDim.x) {
+    const int64_t c = b / chunks, part = b % chunks;
+    const ChunkRange k = chunk_range(part, chunk, reduced);
+    const int64_t offset = (c / inner) * reduced * inner + c % inner;
+    const T* p = x + offset;
+    const double* w = weight != nullptr ? weight + offset : nullptr;
     double m = -std::numeric_limits<double>::infinity();
-    for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+    for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
       m = ExtremeFold<double, true>::combine(m, static_cast<double>(p[r * inner]));
     }
     m = block_fold<double, ExtremeFold<double, true>>(m);
-    if (m != m || ::isinf(m)) {  // NaN, all -inf, or a +inf: no shift makes them finite
-      if (threadIdx.x == 0) out[c] = static_cast<T>(m);
-      continue;
-    }
+    const bool special = m != m || ::isinf(m);  // the same in every thread
     double s = 0;
-    for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) s += ::exp(static_cast<double>(p[r * inner]) - m);
-    s = block_fold<double, SumFold<double>>(s);
-    if (threadIdx.x == 0) out[c] = static_cast<T>(m + ::log(s));
+    if (!special) {
+      for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
+        const double e = ::exp(static_cast<double>(p[r * inner]) - m);
+        s += w != nullptr ? w[r * inner] * e : e;
+      }
+      s = block_fold<double, SumFold<double>>(s);
+    }
+    if (threadIdx.x == 0) {
+      if (part_m != nullptr) {
+        part_m[c * chunks + part] = m;
+        part_s[c * chunks + part] = s;
+      } else {
+        out[c] = static_cast<O>(special ? m : m + ::log(s));
+      }
+    }
   }
 }
 
 // p-norm of each column, accumulated in double: +-inf: max/min of |x| (NaN
-// propagates); 0: the count of non-zeros; else (sum |x|^p)^(1/p).
-template <class T>
-__global__ void norm_kernel(const T* x, T* out, int64_t columns, int64_t reduced, int64_t inner, double p) {
+// propagates); 0: the count of non-zeros; else (sum |x|^p)^(1/p). Partials:
+// the chunk's max/min of |x|, or its sum of terms before the root; the second
+// pass runs this kernel over them with `terms` true (each element is a term
+// already; |partial| is the partial for +-inf).
+template <class T, class O>
+__global__ void norm_kernel(const T* x, O* out, double* partial, int64_t columns, int64_t reduced, int64_t inner,
+                            int64_t chunk, int64_t chunks, double p, bool terms) {
   const bool is_inf = ::isinf(p);
   const bool is_max = p > 0;
-  for (int64_t c = blockIdx.x; c < columns; c += gridDim.x) {
+  for (int64_t b = blockIdx.x; b < columns * chunks; b += gridDim.x) {
+    const int64_t c = b / chunks, part = b % chunks;
+    const ChunkRange k = chunk_range(part, chunk, reduced);
     const T* q = x + (c / inner) * reduced * inner + c % inner;
     double acc;
     if (is_inf) {
       acc = is_max ? 0.0 : std::numeric_limits<double>::infinity();
-      for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+      for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
         const double a = ::fabs(static_cast<double>(q[r * inner]));
         acc = is_max ? ExtremeFold<double, true>::combine(acc, a) : ExtremeFold<double, false>::combine(acc, a);
       }
@@ -166,15 +248,24 @@ __global__ void norm_kernel(const T* x, T* out, int64_t columns, int64_t reduced
                    : block_fold<double, ExtremeFold<double, false>>(acc);
     } else {
       acc = 0;
-      for (int64_t r = threadIdx.x; r < reduced; r += blockDim.x) {
+      for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
         const double v = static_cast<double>(q[r * inner]);
-        acc += p == 2 ? v * v : p == 1 ? ::fabs(v) : p == 0 ? (v != 0.0 ? 1.0 : 0.0) : ::pow(::fabs(v), p);
+        acc += terms  ? v
+               : p == 2 ? v * v
+               : p == 1 ? ::fabs(v)
+               : p == 0 ? (v != 0.0 ? 1.0 : 0.0)
+                        : ::pow(::fabs(v), p);
       }
       acc = block_fold<double, SumFold<double>>(acc);
-      if (p == 2) acc = ::sqrt(acc);
-      else if (p != 1 && p != 0) acc = ::pow(acc, 1.0 / p);
+      if (partial == nullptr) {
+        if (p == 2) acc = ::sqrt(acc);
+        else if (p != 1 && p != 0) acc = ::pow(acc, 1.0 / p);
+      }
     }
-    if (threadIdx.x == 0) out[c] = static_cast<T>(acc);
+    if (threadIdx.x == 0) {
+      if (partial != nullptr) partial[c * chunks + part] = acc;
+      else out[c] = static_cast<O>(acc);
+    }
   }
 }
 
@@ -244,7 +335,31 @@ __global__ void arg_kernel(const T* x, T* values, int64_t* indices, int64_t colu
   }
 }
 
-// One thread per column scans it in order (columns are independent).
+// ---- cumsum: three ways, cumsum_plan picks one (cuda/reduce.cu and the
+// emulation test call it). Accumulates in A (double for floats, int64 for
+// integers) as the CPU does; integer results are exact, float ones differ
+// from the CPU's sequential sum only by the order of the double additions.
+
+// How cumsum runs: serial: one thread per column scans it in order (short
+// columns, or many columns: enough threads to fill the GPU, and with
+// inner > 1 neighbouring threads read neighbouring elements); else one block
+// per chunk of `chunk` elements of a column (chunks == 1: a block per column),
+// scanning tiles of kReduceThreads * kCumsumItems elements with a running
+// carry; chunks > 1 first sums every chunk (fold_kernel's partials), and each
+// chunk's block starts from the sum of the chunks before it.
+struct ScanPlan {
+  bool serial;
+  int64_t chunks, chunk;
+};
+inline ScanPlan cumsum_plan(int64_t columns, int64_t length, int64_t inner) {
+  const bool many = columns > 16384 && (inner > 1 || length < 512);
+  if (length < 64 || many) return {true, 1, length};
+  const FoldPlan f = fold_plan(columns, length);
+  return {false, f.chunks, f.chunk};
+}
+
+constexpr int kCumsumItems = 8;  // consecutive elements per thread in a tile
+
 template <class T, class A>
 __global__ void cumsum_kernel(const T* x, T* out, int64_t columns, int64_t length, int64_t inner) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < columns;
@@ -254,6 +369,68 @@ __global__ void cumsum_kernel(const T* x, T* out, int64_t columns, int64_t lengt
     for (int64_t r = 0; r < length; ++r) {
       acc += static_cast<A>(x[base + r * inner]);
       out[base + r * inner] = static_cast<T>(acc);
+    }
+  }
+}
+
+// Exclusive prefix sum of one value per thread over the block (warp shuffles,
+// then the warps' totals through `warp_totals`); `total` gets the block's sum,
+// the same in every thread. Ends with a barrier so warp_totals can be reused.
+template <class A>
+__device__ A block_exclusive_sum(A v, A* warp_totals, A& total) {
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  A inclusive = v;
+  for (int d = 1; d < kWarpSize; d *= 2) {
+    const A up = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  A exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
+  if (lane == 0) exclusive = A(0);
+  if (lane == kWarpSize - 1) warp_totals[warp] = inclusive;
+  __syncthreads();
+  A before = 0;
+  total = 0;
+  const int warps = blockDim.x / kWarpSize;
+  for (int w = 0; w < warps; ++w) {
+    if (w < warp) before += warp_totals[w];
+    total += warp_totals[w];
+  }
+  __syncthreads();
+  return before + exclusive;
+}
+
+// Block b scans chunk b % chunks of column b / chunks; `chunk_sums` (null when
+// chunks == 1) holds every chunk's sum, [columns, chunks]. Each thread takes
+// kCumsumItems consecutive elements of a tile.
+template <class T, class A>
+__global__ void cumsum_block_kernel(const T* x, T* out, const A* chunk_sums, int64_t columns, int64_t length,
+                                    int64_t inner, int64_t chunk, int64_t chunks) {
+  __shared__ A warp_totals[kMaxWarps];
+  const int64_t tile = static_cast<int64_t>(blockDim.x) * kCumsumItems;
+  for (int64_t b = blockIdx.x; b < columns * chunks; b += gridDim.x) {
+    const int64_t c = b / chunks, part = b % chunks;
+    const ChunkRange k = chunk_range(part, chunk, length);
+    const int64_t base = (c / inner) * length * inner + c % inner;
+    A carry = 0;
+    if (chunk_sums != nullptr) {  // the sum of the chunks before this one
+      A s = 0;
+      for (int64_t j = threadIdx.x; j < part; j += blockDim.x) s += chunk_sums[c * chunks + j];
+      carry = block_fold<A, SumFold<A>>(s);
+    }
+    for (int64_t start = k.begin; start < k.end; start += tile) {
+      const int64_t first = start + static_cast<int64_t>(threadIdx.x) * kCumsumItems;
+      A run[kCumsumItems];
+      A acc = 0;
+      for (int j = 0; j < kCumsumItems; ++j) {
+        if (first + j < k.end) acc += static_cast<A>(x[base + (first + j) * inner]);
+        run[j] = acc;
+      }
+      A total;
+      const A before = carry + block_exclusive_sum(acc, warp_totals, total);
+      for (int j = 0; j < kCumsumItems; ++j) {
+        if (first + j < k.end) out[base + (first + j) * inner] = static_cast<T>(before + run[j]);
+      }
+      carry += total;
     }
   }
 }

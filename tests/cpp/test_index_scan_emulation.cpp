@@ -2,7 +2,9 @@
 // the CPU through tests/cpp/cuda_emulation.h: min_max's two passes (with
 // fewer blocks than the data needs, as when the 1,024-block cap applies) and
 // nonzero's count / write passes over tiles (tile boundaries, empty and full
-// tiles, several dimensions), against brute force.
+// tiles, several dimensions), against brute force; the per-tile counts are
+// prefix-summed by cumsum's kernels (cuda/device/reduce_kernels.cuh), as
+// ember::cumsum runs them on the GPU (a block-wide scan from 64 tiles on).
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -12,6 +14,7 @@
 #include "cuda_emulation.h"
 
 #include <ember/cuda/device/index_scan_kernels.cuh>
+#include <ember/cuda/device/reduce_kernels.cuh>
 
 namespace {
 
@@ -36,8 +39,17 @@ std::vector<int64_t> emulated_nonzero(const std::vector<uint8_t>& flags, const s
   const int64_t tiles = (n + kc::kTile - 1) / kc::kTile;
   std::vector<int64_t> counts(tiles, -1), ends(tiles);
   launch(static_cast<unsigned>(tiles), kc::kScanThreads, 0, [&] { kc::count_tiles_kernel(flags.data(), n, counts.data()); });
-  int64_t total = 0;
-  for (int64_t t = 0; t < tiles; ++t) ends[t] = total += counts[t];  // ember::cumsum on the GPU
+  // ember::cumsum(counts, 0): cuda/reduce.cu's cumsum with one column.
+  const kc::ScanPlan plan = kc::cumsum_plan(1, tiles, 1);
+  if (plan.serial) {
+    launch(1, 64, 0, [&] { kc::cumsum_kernel<int64_t, int64_t>(counts.data(), ends.data(), 1, tiles, 1); });
+  } else {
+    REQUIRE(plan.chunks == 1);  // chunk sums from 8,193 tiles (33M elements) on: too slow here
+    launch(1, kc::kReduceThreads, 0, [&] {
+      kc::cumsum_block_kernel<int64_t, int64_t>(counts.data(), ends.data(), nullptr, 1, tiles, 1, plan.chunk, 1);
+    });
+  }
+  const int64_t total = tiles > 0 ? ends[static_cast<size_t>(tiles - 1)] : 0;
   std::vector<int64_t> out(static_cast<size_t>(total * static_cast<int64_t>(shape.size())), -1);
   if (total == 0) return out;
   kc::Coords g{};
@@ -95,4 +107,7 @@ TEST_CASE("nonzero tile kernels (host emulation) against brute force", "[emulati
   nonzero_case({5, 7, 300}, 0.2, 5);    // 10,500 elements: three tiles, one empty, 3-D coordinates
   nonzero_case({3, 4000}, 0.0, 6);      // nothing
   nonzero_case({2, 3, 2, 1000}, 0.9, 7);
+  REQUIRE(!kc::cumsum_plan(1, 70, 1).serial);
+  nonzero_case({70, 4096}, 0.05, 8);        // 70 tiles: their counts scanned by a block
+  nonzero_case({3, 100000}, 0.001, 9);      // 74 tiles, the last partial
 }

@@ -101,13 +101,81 @@ void prod_case(int64_t outer, int64_t reduced, int64_t inner) {
   require_close(values_of(got), values_of(want), 1e-4, 1e-6, "prod");
 }
 
+// cuda/reduce.cu's var / logsumexp / norm: one pass, or per-chunk partials
+// then a second pass (fold_plan decides, as there).
 template <class T>
-void stats_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pair<int64_t, double>> specials = {}) {
-  const DType dt = dtype_of_v<T>;
-  INFO("stats outer " << outer << " reduced " << reduced << " inner " << inner << " " << ember::dtype_name(dt));
+void emulated_var(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double denom,
+                  bool take_sqrt) {
   const int64_t columns = outer * inner;
-  const Tensor x = input<T>(outer, reduced, inner, 9, specials, 2.0, 0.5);
-  const unsigned grid = small_grid(columns);
+  const kc::FoldPlan plan = kc::fold_plan(columns, reduced);
+  if (plan.chunks == 1) {
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      kc::var_kernel<T>(ptr<T>(x), ptr<T>(out), nullptr, columns, reduced, inner, plan.chunk, 1, denom, take_sqrt);
+    });
+    return;
+  }
+  std::vector<double> partial(static_cast<size_t>(3 * columns * plan.chunks), NAN);
+  launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+    kc::var_kernel<T>(ptr<T>(x), ptr<T>(out), partial.data(), columns, reduced, inner, plan.chunk, plan.chunks, denom,
+                      take_sqrt);
+  });
+  launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+    kc::var_merge_kernel<T>(partial.data(), ptr<T>(out), columns, plan.chunks, denom, take_sqrt);
+  });
+}
+
+template <class T>
+void emulated_logsumexp(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner) {
+  const int64_t columns = outer * inner;
+  const kc::FoldPlan plan = kc::fold_plan(columns, reduced);
+  if (plan.chunks == 1) {
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      kc::logsumexp_kernel<T, T>(ptr<T>(x), nullptr, ptr<T>(out), nullptr, nullptr, columns, reduced, inner, plan.chunk, 1);
+    });
+    return;
+  }
+  std::vector<double> partial(static_cast<size_t>(2 * columns * plan.chunks), NAN);
+  double* part_m = partial.data();
+  double* part_s = part_m + columns * plan.chunks;
+  launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+    kc::logsumexp_kernel<T, T>(ptr<T>(x), nullptr, ptr<T>(out), part_m, part_s, columns, reduced, inner, plan.chunk,
+                               plan.chunks);
+  });
+  launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+    kc::logsumexp_kernel<double, T>(part_m, part_s, ptr<T>(out), nullptr, nullptr, columns, plan.chunks, 1, plan.chunks, 1);
+  });
+}
+
+template <class T>
+void emulated_norm(const Tensor& x, Tensor& out, double p, int64_t outer, int64_t reduced, int64_t inner) {
+  const int64_t columns = outer * inner;
+  const kc::FoldPlan plan = kc::fold_plan(columns, reduced);
+  if (plan.chunks == 1) {
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      kc::norm_kernel<T, T>(ptr<T>(x), ptr<T>(out), nullptr, columns, reduced, inner, plan.chunk, 1, p, false);
+    });
+    return;
+  }
+  std::vector<double> partial(static_cast<size_t>(columns * plan.chunks), NAN);
+  launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+    kc::norm_kernel<T, T>(ptr<T>(x), ptr<T>(out), partial.data(), columns, reduced, inner, plan.chunk, plan.chunks, p,
+                          false);
+  });
+  launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+    kc::norm_kernel<double, T>(partial.data(), ptr<T>(out), nullptr, columns, plan.chunks, 1, plan.chunks, 1, p, true);
+  });
+}
+
+// var/std, logsumexp and norms of x against the CPU; `offset` shifts the
+// values (var's accuracy with a large mean).
+template <class T>
+void stats_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pair<int64_t, double>> specials = {},
+                double offset = 0.5, bool prod_backward = true) {
+  const DType dt = dtype_of_v<T>;
+  INFO("stats outer " << outer << " reduced " << reduced << " inner " << inner << " " << ember::dtype_name(dt)
+                      << " chunks " << kc::fold_plan(outer * inner, reduced).chunks);
+  const int64_t columns = outer * inner;
+  const Tensor x = input<T>(outer, reduced, inner, 9, specials, 2.0, offset);
   const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
   for (double correction : {0.0, 1.0}) {
     for (bool take_sqrt : {false, true}) {
@@ -115,26 +183,24 @@ void stats_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::
       Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
       ember::cpu::var(want, x, outer, reduced, inner, correction, take_sqrt);
       const double n = static_cast<double>(reduced), denom = n - correction > 0.0 ? n - correction : 0.0;
-      launch(grid, kc::kReduceThreads, 0, [&] {
-        kc::var_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner, denom, take_sqrt);
-      });
+      emulated_var<T>(x, got, outer, reduced, inner, denom, take_sqrt);
       require_close(values_of(got), values_of(want), tol, tol, "var");
     }
   }
   {
     Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
     ember::cpu::logsumexp(want, x, outer, reduced, inner);
-    launch(grid, kc::kReduceThreads, 0, [&] { kc::logsumexp_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner); });
+    emulated_logsumexp<T>(x, got, outer, reduced, inner);
     require_close(values_of(got), values_of(want), tol, tol, "logsumexp");
   }
   for (double p : std::vector<double>{2.0, 1.0, 0.0, 3.0, 0.5, INFINITY, -INFINITY}) {
     INFO("norm p " << p);
     Tensor got = nan_tensor({columns}, dt), want = nan_tensor({columns}, dt);
     ember::cpu::norm(want, x, p, outer, reduced, inner);
-    launch(grid, kc::kReduceThreads, 0, [&] { kc::norm_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner, p); });
+    emulated_norm<T>(x, got, p, outer, reduced, inner);
     require_close(values_of(got), values_of(want), tol, tol, "norm");
   }
-  {
+  if (prod_backward) {
     Tensor got = nan_tensor({outer, reduced, inner}, dt), want = nan_tensor({outer, reduced, inner}, dt);
     ember::cpu::prod_others(want, x, outer, reduced, inner);
     launch(2, 64, 0, [&] { kc::prod_others_kernel<T>(ptr<T>(x), ptr<T>(got), columns, reduced, inner); });
@@ -165,15 +231,45 @@ void arg_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::pa
   }
 }
 
+// cuda/reduce.cu's cumsum: cumsum_plan picks the serial kernel, a block per
+// column, or chunk sums then a block per chunk.
+template <class T, class A>
+void emulated_cumsum(const Tensor& x, Tensor& out, int64_t outer, int64_t length, int64_t inner) {
+  const int64_t columns = outer * inner;
+  const kc::ScanPlan plan = kc::cumsum_plan(columns, length, inner);
+  if (plan.serial) {
+    launch(2, 64, 0, [&] { kc::cumsum_kernel<T, A>(ptr<T>(x), ptr<T>(out), columns, length, inner); });
+  } else if (plan.chunks == 1) {
+    launch(small_grid(columns), kc::kReduceThreads, 0, [&] {
+      kc::cumsum_block_kernel<T, A>(ptr<T>(x), ptr<T>(out), nullptr, columns, length, inner, plan.chunk, 1);
+    });
+  } else {
+    std::vector<A> sums(static_cast<size_t>(columns * plan.chunks), A(-77));
+    launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+      kc::fold_kernel<T, A, T, kc::SumFold<A>>(ptr<T>(x), nullptr, sums.data(), columns, length, inner, plan.chunk,
+                                              plan.chunks, false, 1.0);
+    });
+    launch(small_grid(columns * plan.chunks), kc::kReduceThreads, 0, [&] {
+      kc::cumsum_block_kernel<T, A>(ptr<T>(x), ptr<T>(out), sums.data(), columns, length, inner, plan.chunk,
+                                    plan.chunks);
+    });
+  }
+}
+
+// Integers must match the CPU exactly; floats up to the order of the double
+// additions (1e-6 relative to float32's 6e-8 ulp, and 1e-12 for float64).
 template <class T>
-void cumsum_case(int64_t outer, int64_t length, int64_t inner) {
+void cumsum_case(int64_t outer, int64_t length, int64_t inner, double scale = 4.0) {
   using A = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-  INFO("cumsum outer " << outer << " length " << length << " inner " << inner);
-  const Tensor x = input<T>(outer, length, inner, 3, {}, 4.0);
+  const kc::ScanPlan plan = kc::cumsum_plan(outer * inner, length, inner);
+  INFO("cumsum outer " << outer << " length " << length << " inner " << inner << " " << ember::dtype_name(dtype_of_v<T>)
+                       << " serial " << plan.serial << " chunks " << plan.chunks);
+  const Tensor x = input<T>(outer, length, inner, 3, {}, scale);
   Tensor got = nan_tensor({outer, length, inner}, dtype_of_v<T>), want = nan_tensor({outer, length, inner}, dtype_of_v<T>);
   ember::cpu::cumsum(want, x, outer, length, inner);
-  launch(2, 64, 0, [&] { kc::cumsum_kernel<T, A>(ptr<T>(x), ptr<T>(got), outer * inner, length, inner); });
-  require_close(values_of(got), values_of(want), 1e-6, 1e-6, "cumsum");
+  emulated_cumsum<T, A>(x, got, outer, length, inner);
+  const double tol = std::is_same_v<T, float> ? 1e-6 : std::is_same_v<T, double> ? 1e-12 : 0.0;
+  require_close(values_of(got), values_of(want), tol, tol, "cumsum");
 }
 
 }  // namespace
@@ -214,6 +310,49 @@ TEST_CASE("argmax / argmin kernel (host emulation): ties to the lower index, NaN
   arg_case<int32_t>(3, 33, 1);
   arg_case<uint8_t>(1, 600, 1);
   arg_case<float>(2, 10, 1, {{3, INFINITY}, {12, -INFINITY}});
+}
+
+TEST_CASE("split var / logsumexp / norm (host emulation): partials then a merge, against the CPU", "[emulation]") {
+  REQUIRE(kc::fold_plan(1, 8192).chunks == 1);  // the boundary: one block per column
+  REQUIRE(kc::fold_plan(1, 8193).chunks == 3);
+  REQUIRE(kc::fold_plan(3, 9000).chunks == 3);
+  REQUIRE(kc::fold_plan(300, 9000).chunks == 3);
+  REQUIRE(kc::fold_plan(600, 9000).chunks == 1);
+  stats_case<float>(1, 8192, 1, {}, 0.5, false);
+  stats_case<float>(1, 8193, 1, {}, 0.5, false);
+  stats_case<double>(1, 4096 * 5 + 1, 1, {}, 0.5, false);
+  stats_case<double>(1, 9000, 1, {}, 1e6, false);  // a large mean: Chan's merge keeps var's accuracy
+  stats_case<float>(3, 9000, 1, {}, 0.5, false);
+  stats_case<double>(2, 9000, 2, {}, 0.5, false);  // inner > 1
+  // NaN / +inf / -inf in one chunk of a split column; a column all -inf.
+  stats_case<double>(3, 8200, 1, {{5000, NAN}, {8200 + 7000, INFINITY}, {2 * 8200 + 3, -INFINITY}}, 0.5, false);
+  stats_case<float>(2, 8200, 1, {{8200 + 8199, -INFINITY}, {100, INFINITY}, {101, -INFINITY}}, 0.5, false);
+  std::vector<std::pair<int64_t, double>> minus_inf;
+  for (int64_t r = 0; r < 8300; ++r) minus_inf.push_back({r, -INFINITY});
+  stats_case<double>(1, 8300, 1, minus_inf, 0.5, false);
+}
+
+TEST_CASE("cumsum plans (host emulation): serial, a block per column, chunks", "[emulation]") {
+  REQUIRE(kc::cumsum_plan(5, 63, 1).serial);
+  REQUIRE(kc::cumsum_plan(20000, 1000, 2).serial);   // many columns, neighbours adjacent
+  REQUIRE(kc::cumsum_plan(20000, 500, 1).serial);    // many short rows
+  REQUIRE(!kc::cumsum_plan(20000, 1000, 1).serial);  // many long rows: a block each
+  REQUIRE((!kc::cumsum_plan(1, 64, 1).serial && kc::cumsum_plan(1, 64, 1).chunks == 1));
+  REQUIRE(kc::cumsum_plan(1, 8193, 1).chunks == 3);
+  // a block per column, around the tile (256 threads x 8 items) boundaries
+  cumsum_case<float>(1, 64, 1);
+  cumsum_case<double>(1, 2048, 1);
+  cumsum_case<float>(2, 2049, 1);
+  cumsum_case<double>(3, 5000, 2);  // inner > 1
+  cumsum_case<int64_t>(1, 4097, 1, 1e12);  // large integers: exact
+  cumsum_case<int32_t>(2, 300, 3);
+  cumsum_case<uint8_t>(1, 1000, 1);
+  cumsum_case<int8_t>(1, 700, 1);
+  // chunk sums, then a block per chunk
+  cumsum_case<float>(1, 8193, 1);
+  cumsum_case<double>(1, 4096 * 5 + 100, 1);
+  cumsum_case<int64_t>(2, 9000, 1, 1e12);
+  cumsum_case<double>(2, 8500, 3);  // inner > 1, 6 columns
 }
 
 TEST_CASE("cumsum kernel (host emulation) against the CPU", "[emulation]") {
