@@ -15,6 +15,7 @@
 #include <limits>
 #include <type_traits>
 
+#include <ember/core/int_math.h>
 #include <ember/cuda/device/block_reduce.cuh>
 #include <ember/cuda/device/math.cuh>
 
@@ -39,13 +40,14 @@ inline FoldPlan fold_plan(int64_t columns, int64_t reduced) {
   return {chunks, chunk > 0 ? chunk : 1};
 }
 
+// Integer sums and products wrap around (core/int_math.h), as on the CPU.
 template <class A> struct SumFold {
   __device__ static A identity() { return A(0); }
-  __device__ static A combine(A a, A b) { return a + b; }
+  __device__ static A combine(A a, A b) { return int_math::wrapping_add(a, b); }
 };
 template <class A> struct ProdFold {
   __device__ static A identity() { return A(1); }
-  __device__ static A combine(A a, A b) { return a * b; }
+  __device__ static A combine(A a, A b) { return int_math::wrapping_mul(a, b); }
 };
 // NaN-propagating max/min: a NaN anywhere makes the result NaN.
 template <class A, bool IsMax> struct ExtremeFold {
@@ -367,7 +369,7 @@ __global__ void cumsum_kernel(const T* x, T* out, int64_t columns, int64_t lengt
     const int64_t base = (c / inner) * length * inner + c % inner;
     A acc = 0;
     for (int64_t r = 0; r < length; ++r) {
-      acc += static_cast<A>(x[base + r * inner]);
+      acc = int_math::wrapping_add(acc, static_cast<A>(x[base + r * inner]));
       out[base + r * inner] = static_cast<T>(acc);
     }
   }
@@ -382,7 +384,7 @@ __device__ A block_exclusive_sum(A v, A* warp_totals, A& total) {
   A inclusive = v;
   for (int d = 1; d < kWarpSize; d *= 2) {
     const A up = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += up;
+    if (lane >= d) inclusive = int_math::wrapping_add(inclusive, up);
   }
   A exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
   if (lane == 0) exclusive = A(0);
@@ -392,11 +394,11 @@ __device__ A block_exclusive_sum(A v, A* warp_totals, A& total) {
   total = 0;
   const int warps = blockDim.x / kWarpSize;
   for (int w = 0; w < warps; ++w) {
-    if (w < warp) before += warp_totals[w];
-    total += warp_totals[w];
+    if (w < warp) before = int_math::wrapping_add(before, warp_totals[w]);
+    total = int_math::wrapping_add(total, warp_totals[w]);
   }
   __syncthreads();
-  return before + exclusive;
+  return int_math::wrapping_add(before, exclusive);
 }
 
 // Block b scans chunk b % chunks of column b / chunks; `chunk_sums` (null when
@@ -414,7 +416,9 @@ __global__ void cumsum_block_kernel(const T* x, T* out, const A* chunk_sums, int
     A carry = 0;
     if (chunk_sums != nullptr) {  // the sum of the chunks before this one
       A s = 0;
-      for (int64_t j = threadIdx.x; j < part; j += blockDim.x) s += chunk_sums[c * chunks + j];
+      for (int64_t j = threadIdx.x; j < part; j += blockDim.x) {
+        s = int_math::wrapping_add(s, chunk_sums[c * chunks + j]);
+      }
       carry = block_fold<A, SumFold<A>>(s);
     }
     for (int64_t start = k.begin; start < k.end; start += tile) {
@@ -422,15 +426,15 @@ __global__ void cumsum_block_kernel(const T* x, T* out, const A* chunk_sums, int
       A run[kCumsumItems];
       A acc = 0;
       for (int j = 0; j < kCumsumItems; ++j) {
-        if (first + j < k.end) acc += static_cast<A>(x[base + (first + j) * inner]);
+        if (first + j < k.end) acc = int_math::wrapping_add(acc, static_cast<A>(x[base + (first + j) * inner]));
         run[j] = acc;
       }
       A total;
-      const A before = carry + block_exclusive_sum(acc, warp_totals, total);
+      const A before = int_math::wrapping_add(carry, block_exclusive_sum(acc, warp_totals, total));
       for (int j = 0; j < kCumsumItems; ++j) {
-        if (first + j < k.end) out[base + (first + j) * inner] = static_cast<T>(before + run[j]);
+        if (first + j < k.end) out[base + (first + j) * inner] = static_cast<T>(int_math::wrapping_add(before, run[j]));
       }
-      carry += total;
+      carry = int_math::wrapping_add(carry, total);
     }
   }
 }
