@@ -73,7 +73,17 @@ void HostAllocator::record_use(const void* ptr, StreamId stream) {
   if (it == blocks_.begin()) return;
   --it;
   if (p >= it->first + it->second.size || !it->second.in_use) return;
-  it->second.events.push_back(backend_->record_event(stream));
+  // A buffer pinned once and copied from every step would otherwise gather
+  // one event per copy: drop the ones whose copies have finished.
+  std::vector<void*>& events = it->second.events;
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [this](void* e) {
+                                if (!backend_->event_done(e)) return false;
+                                backend_->destroy_event(e);
+                                return true;
+                              }),
+               events.end());
+  events.push_back(backend_->record_event(stream));
 }
 
 bool HostAllocator::owns(const void* ptr) const {

@@ -7,8 +7,9 @@
 //   blocks are kept by size: cudaHostAlloc is slow (it maps the pages for the
 //   device), and a data loader pins a batch of the same size every step;
 // - each asynchronous copy records an event on its stream for the block it
-//   used (record_use); a freed block with such events goes back to the cache
-//   only once all of them have completed (queried at later allocations);
+//   used (record_use, which also drops the block's finished events); a freed
+//   block with such events goes back to the cache only once all of them have
+//   completed (queried at later allocations);
 // - when cudaHostAlloc fails, the cached blocks are released and the request
 //   retried once, then OutOfMemoryError is raised.
 //

@@ -301,8 +301,8 @@ namespace {
 void check_cudnn_geometry(const char* op, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
                           const cpu::ConvGeom& g) {
   auto grid = [](int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-    const int64_t room = in + 2 * pad - dil * (k - 1) - 1;
-    return room < 0 ? int64_t{-1} : room / stride + 1;
+    const Wide room = Wide(in) + Wide(2) * pad - Wide(dil) * (k - 1) - 1;  // no int64 overflow
+    return room < 0 ? Wide(-1) : room / stride + 1;
   };
   EMBER_CHECK(grid(H, KH, g.stride_h, g.pad_h, g.dil_h) == OH && grid(W, KW, g.stride_w, g.pad_w, g.dil_w) == OW, Error,
               op, ": internal error: an image of [", H, ", ", W, "] and a kernel of [", KH, ", ", KW, "] with stride [",

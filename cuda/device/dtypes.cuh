@@ -74,11 +74,13 @@ __device__ inline D convert(S s) {
     return __float2half_rn(static_cast<float>(w));
   } else if constexpr (std::is_same_v<D, __nv_bfloat16>) {
     return __float2bfloat16_rn(static_cast<float>(w));
-  } else if constexpr (std::is_same_v<D, uint8_t> && std::is_floating_point_v<decltype(w)>) {
+  } else if constexpr ((std::is_same_v<D, uint8_t> || std::is_same_v<D, int8_t>) &&
+                       std::is_floating_point_v<decltype(w)>) {
     // Through int64, as PyTorch does: nvcc turns a plain cast into PTX's
-    // cvt.rzi.u32, which saturates, so -1.0 would become 0 on the GPU where
-    // the CPU (and PyTorch on both devices) gives 255.
-    return static_cast<uint8_t>(static_cast<int64_t>(w));
+    // cvt.rzi.u32 / .s32, which saturates, so -1.0 would become 0 (and 200.0
+    // int8 127) on the GPU where the CPU (and PyTorch on both devices) wraps
+    // to 255 (-56).
+    return static_cast<D>(static_cast<int64_t>(w));
   } else {
     return static_cast<D>(w);
   }

@@ -12,6 +12,7 @@ void init_copy(py::module_& m) {
     int flags = 0;  // positional bools: non_blocking, then copy (PyTorch's order)
     auto take = [&](py::handle a) {
       if (py::isinstance<py::bool_>(a)) {
+        EMBER_CHECK(flags < 2, TypeError, "to() takes at most two bool arguments (non_blocking, copy)");
         (flags++ == 0 ? non_blocking : copy) = a.cast<bool>();
       } else if (py::isinstance<Tensor>(a)) {
         Tensor o = a.cast<Tensor>();

@@ -77,15 +77,30 @@ def test_non_blocking_copy_with_a_cast_and_a_layout_change():
 
 
 @gpu
-def test_a_pinned_buffer_refilled_every_step_never_corrupts_a_copy_in_flight():
-    # A data-loader pattern: pin, copy asynchronously, drop the host batch, repeat.
+def test_a_pinned_block_is_not_reused_while_its_copy_waits_on_the_stream():
+    # Queue enough GPU work that the copy below runs long after it was queued.
+    busy = ember.randn(4096, 4096, device="cuda")
+    for _ in range(30):
+        busy = (busy @ busy).tanh()
+    src = np.full((1024, 1024), 7.0, dtype=np.float32)
+    pinned = ember.from_numpy(src).pin_memory()
+    on_gpu = pinned.to("cuda", non_blocking=True)
+    del pinned  # its block must wait for the copy ...
+    other = ember.from_numpy(np.full((1024, 1024), -1.0, dtype=np.float32)).pin_memory()  # ... not be refilled
+    assert np.all(on_gpu.cpu().numpy() == 7.0)
+    assert np.all(other.numpy() == -1.0)
+
+
+@gpu
+def test_one_pinned_buffer_copied_every_step():
     rng = np.random.default_rng(2)
-    batches = [rng.standard_normal((512, 256)).astype(np.float32) for _ in range(20)]
-    on_gpu = []
-    for b in batches:
-        on_gpu.append(ember.from_numpy(b).pin_memory().to("cuda", non_blocking=True))
-    for b, d in zip(batches, on_gpu):
-        np.testing.assert_array_equal(d.cpu().numpy(), b)
+    buf = ember.empty(512, 256).pin_memory()
+    for _ in range(50):
+        batch = rng.standard_normal((512, 256)).astype(np.float32)
+        ember.cuda.current_stream().synchronize()  # the previous copy has read buf
+        buf.copy_(ember.from_numpy(batch))
+        d = buf.to("cuda", non_blocking=True)
+        np.testing.assert_array_equal(d.cpu().numpy(), batch)
 
 
 @gpu
