@@ -9,7 +9,8 @@
 // each starting from the sum of the chunks before) unless there are many
 // short columns. 16-bit inputs never arrive (the front-end converts them to
 // float32), so float32 accumulates in float and float64 in double (cumsum,
-// var, norm and logsumexp: in double); integers in int64.
+// var, norm and logsumexp: in double); integers in int64, wrapping around on
+// overflow as on the CPU.
 // The kernels and the plans choosing a path are in
 // cuda/device/reduce_kernels.cuh; this file launches them.
 #include <ember/cuda/reduce.h>
