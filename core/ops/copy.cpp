@@ -61,9 +61,22 @@ Tensor Tensor::to(DType dtype, bool copy) const { return to_dtype(*this, dtype, 
 
 Tensor Tensor::to(Device device, bool copy) const { return to(device, dtype(), false, copy); }
 
+namespace {
+// An uninitialised contiguous CPU tensor in page-locked memory.
+Tensor empty_pinned(const Shape& shape, DType dtype) {
+  const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  std::shared_ptr<void> memory = cuda::host_allocate(nbytes);
+  return Tensor(std::make_shared<TensorImpl>(Storage(memory.get(), nbytes, kCPU, memory), shape,
+                                             contiguous_strides(shape), 0, dtype));
+}
+}  // namespace
+
 Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
   if (device == this->device()) return to_dtype(*this, dtype, copy);
-  Tensor out = empty(shape(), dtype, device);
+  // A non_blocking copy to the host lands in pinned memory, as PyTorch's, so
+  // that it need not wait: the caller synchronizes before reading it.
+  const bool pinned_out = non_blocking && device.is_cpu() && this->device().is_cuda();
+  Tensor out = pinned_out ? empty_pinned(shape(), dtype) : empty(shape(), dtype, device);
   copy_kernel(out, *this, non_blocking);
   if (is_floating(dtype) && autograd::any_requires_grad({*this})) {
     autograd::record("ToCopyBackward0", {*this}, {out}, {}, functions::to_backward(this->device()));
@@ -75,10 +88,7 @@ Tensor Tensor::pin_memory() const {
   EMBER_CHECK(device().is_cpu(), Error, "pin_memory: cannot pin a ", device().str(),
               " tensor: only CPU tensors can be pinned");
   if (is_pinned()) return *this;
-  const size_t nbytes = static_cast<size_t>(numel()) * element_size();
-  std::shared_ptr<void> memory = cuda::host_allocate(nbytes);
-  Tensor out(std::make_shared<TensorImpl>(Storage(memory.get(), nbytes, kCPU, memory), shape(),
-                                          contiguous_strides(shape()), 0, dtype()));
+  Tensor out = empty_pinned(shape(), dtype());
   return ember::copy_(out, *this);  // differentiable: the gradient passes through
 }
 

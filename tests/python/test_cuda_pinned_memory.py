@@ -63,6 +63,20 @@ def test_non_blocking_round_trip_matches_the_blocking_copy(dtype):
 
 
 @gpu
+def test_non_blocking_to_cpu_returns_pinned_memory():
+    x = ember.from_numpy(np.arange(3000, dtype=np.float32).reshape(30, 100))
+    d = x.cuda() * 3
+    h = d.to("cpu", non_blocking=True)
+    assert h.is_pinned() and h.device.type == "cpu"
+    ember.cuda.synchronize()  # as in PyTorch: the copy may still run after to() returns
+    assert ember.equal(h, x * 3)
+    assert not d.to("cpu").is_pinned()  # a blocking copy: ordinary memory
+    h64 = d.t().to("cpu", ember.float64, non_blocking=True)  # with a cast and a layout change
+    ember.cuda.synchronize()
+    assert h64.is_pinned() and ember.equal(h64, (x * 3).t().double())
+
+
+@gpu
 def test_non_blocking_copy_with_a_cast_and_a_layout_change():
     x = ember.from_numpy(np.random.default_rng(1).standard_normal((40, 30)).astype(np.float32)).pin_memory()
     dev = x.to("cuda", ember.float64, non_blocking=True)
