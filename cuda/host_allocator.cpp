@@ -6,6 +6,17 @@
 
 namespace ember::cuda {
 
+namespace {
+// The block of `blocks` (by address) that holds p and is handed out, or null.
+template <class Blocks>
+auto live_block(Blocks& blocks, uintptr_t p) -> decltype(&blocks.begin()->second) {
+  auto it = blocks.upper_bound(p);
+  if (it == blocks.begin()) return nullptr;
+  --it;
+  return p < it->first + it->second.size && it->second.in_use ? &it->second : nullptr;
+}
+}  // namespace
+
 HostAllocator::HostAllocator(std::unique_ptr<AllocatorBackend> backend) : backend_(std::move(backend)) {}
 
 HostAllocator::~HostAllocator() {
@@ -67,32 +78,18 @@ void HostAllocator::free(void* ptr) {
 }
 
 void HostAllocator::record_use(const void* ptr, StreamId stream) {
-  const auto p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = blocks_.upper_bound(p);
-  if (it == blocks_.begin()) return;
-  --it;
-  if (p >= it->first + it->second.size || !it->second.in_use) return;
+  Block* b = live_block(blocks_, reinterpret_cast<uintptr_t>(ptr));
+  if (!b) return;
   // A buffer pinned once and copied from every step would otherwise gather
-  // one event per copy: drop the ones whose copies have finished.
-  std::vector<void*>& events = it->second.events;
-  events.erase(std::remove_if(events.begin(), events.end(),
-                              [this](void* e) {
-                                if (!backend_->event_done(e)) return false;
-                                backend_->destroy_event(e);
-                                return true;
-                              }),
-               events.end());
-  events.push_back(backend_->record_event(stream));
+  // one event per copy.
+  drop_finished(b->events);
+  b->events.push_back(backend_->record_event(stream));
 }
 
 bool HostAllocator::owns(const void* ptr) const {
-  const auto p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = blocks_.upper_bound(p);
-  if (it == blocks_.begin()) return false;
-  --it;
-  return p < it->first + it->second.size && it->second.in_use;
+  return live_block(blocks_, reinterpret_cast<uintptr_t>(ptr)) != nullptr;
 }
 
 void HostAllocator::empty_cache() {
@@ -106,28 +103,29 @@ HostAllocatorStats HostAllocator::stats() const {
   return stats_;
 }
 
+bool HostAllocator::drop_finished(std::vector<void*>& events) {
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [this](void* e) {
+                                if (!backend_->event_done(e)) return false;
+                                backend_->destroy_event(e);
+                                return true;
+                              }),
+               events.end());
+  return events.empty();
+}
+
 void HostAllocator::collect_pending() {
-  auto done = [this](uintptr_t p) {
-    Block& b = blocks_[p];
-    for (void* e : b.events) {
-      if (!backend_->event_done(e)) return false;
-    }
-    for (void* e : b.events) backend_->destroy_event(e);
-    b.events.clear();
-    free_.emplace(b.size, p);
-    return true;
-  };
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), done), pending_.end());
-  // Blocks still in use drop the events of copies that have finished, so a
-  // buffer reused every step does not collect one event per step.
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [this](uintptr_t p) {
+                                  Block& b = blocks_[p];
+                                  if (!drop_finished(b.events)) return false;
+                                  free_.emplace(b.size, p);
+                                  return true;
+                                }),
+                 pending_.end());
+  // Blocks still in use drop the events of copies that have finished too.
   for (auto& [p, b] : blocks_) {
-    if (!b.in_use || b.events.empty()) continue;
-    auto finished = [this](void* e) {
-      if (!backend_->event_done(e)) return false;
-      backend_->destroy_event(e);
-      return true;
-    };
-    b.events.erase(std::remove_if(b.events.begin(), b.events.end(), finished), b.events.end());
+    if (b.in_use) drop_finished(b.events);
   }
   stats_.pending_frees = pending_.size();
 }

@@ -66,6 +66,8 @@ class HostAllocator {
     std::vector<void*> events;  // copies that may still use the block
   };
 
+  // Destroys the events whose copies have finished; true when none is left.
+  bool drop_finished(std::vector<void*>& events);  // lock held
   void collect_pending();  // lock held
   void release_cached();   // lock held
 
