@@ -72,10 +72,8 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   common_device(op, {a, b});
   autograd::NoGradGuard no_grad;
   Tensor close = eq(a, b);  // also equal infinities
-  if (a.dtype() == DType::Bool || (rtol == 0 && atol == 0)) {
-    return equal_nan && is_floating(a.dtype()) ? logical_or(close, logical_and(isnan(a), isnan(b))) : close;
-  }
   if (equal_nan && is_floating(a.dtype())) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  if (a.dtype() == DType::Bool || (rtol == 0 && atol == 0)) return close;
   // Integers are compared in the default float dtype, as PyTorch does (no
   // overflow in a - b).
   const Tensor x = is_floating(a.dtype()) ? a : a.to(default_float_dtype());
