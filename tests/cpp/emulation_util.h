@@ -18,6 +18,12 @@ using ember::DType;
 using ember::Shape;
 using ember::Tensor;
 
+// t's data as the kernels take it (nullptr for an undefined tensor).
+template <class T>
+T* ptr(const Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
+
 // A contiguous CPU tensor holding `v` rounded to `dtype`.
 inline Tensor tensor_of(const std::vector<double>& v, const Shape& shape, DType dtype) {
   Tensor t = ember::empty(shape, DType::Float64);

@@ -28,8 +28,6 @@ template <> struct Of<double> { static constexpr DType dtype = DType::Float64; }
 template <> struct Of<__half> { static constexpr DType dtype = DType::Float16; };
 template <> struct Of<__nv_bfloat16> { static constexpr DType dtype = DType::BFloat16; };
 
-template <class T> T* ptr(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
-
 // cuda/norm.cu's launch of the two kernels, with the SM count and a cap on
 // gridDim.x (the tiles grid-stride past it) as parameters.
 template <class T, class A = typename Acc<T>::type>

@@ -18,8 +18,6 @@ namespace {
 using namespace emu_test;
 using ember::cpu::PoolGeom;
 
-template <class T> T* ptr(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
-
 int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
   const int64_t span = in + 2 * p - d * (k - 1) - 1;
   int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;

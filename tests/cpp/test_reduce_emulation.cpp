@@ -20,8 +20,6 @@ using namespace emu_test;
 using ember::ReduceOp;
 namespace kc = ember::cuda;
 
-template <class T> T* ptr(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
-
 unsigned small_grid(int64_t blocks) { return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 5))); }
 
 // cuda/reduce.cu's fold(): one pass, or partials then a second pass.

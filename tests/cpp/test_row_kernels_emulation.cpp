@@ -31,8 +31,6 @@ template <> struct Of<double> { static constexpr DType dtype = DType::Float64; }
 template <> struct Of<__half> { static constexpr DType dtype = DType::Float16; };
 template <> struct Of<__nv_bfloat16> { static constexpr DType dtype = DType::BFloat16; };
 
-template <class T> T* ptr(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
-
 // ---- softmax
 
 template <class T>
