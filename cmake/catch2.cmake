@@ -1,6 +1,9 @@
 # Catch2 tests under tests/cpp: works with Catch2 v3 (CMake package) or v2
 # (Debian 12's single header).
 file(GLOB EMBER_CPP_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cpp/test_*.cpp)
+if(NOT EMBER_EMULATION_TESTS)
+  list(FILTER EMBER_CPP_TESTS EXCLUDE REGEX "_emulation\\.cpp$")
+endif()
 if(NOT EMBER_CPP_TESTS)
   return()
 endif()

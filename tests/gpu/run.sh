@@ -3,8 +3,10 @@
 # lends: Python 3.12, PyTorch, CMake, ninja, nvcc 13, no network). Run from
 # anywhere:  tests/gpu/run.sh
 #   1. env        nvidia-smi, then python -m ember.utils.collect_env (after the build)
-#   2. build      CMake + ninja into build/gpu, CUDA on, sm_90 only, C++ tests on;
-#                 the extension is linked into python/ember as tools/dev.sh does
+#   2. build      CMake + ninja into build/gpu, CUDA on, sm_90 only, C++ tests on
+#                 but not the *_emulation ones (the CPU machines run those, and
+#                 they take longest to compile); the extension is linked into
+#                 python/ember as tools/dev.sh does
 #   3. cpp        build/gpu/ember_tests (Catch2: every C++ test, allocator included)
 #   4. cuda       pytest tests/python/test_cuda*.py and test_collect_env.py, with
 #                 EMBER_TEST_DEVICE=cuda: the GPU tests must run, not skip
@@ -26,7 +28,8 @@
 #   echo /.whl/ >> .git/info/exclude
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux2014_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
-# Environment: OUT, PYTHON (python3), JOBS (nproc), EMBER_CUDA_ARCHS (90),
+# Environment: OUT, PYTHON (python3), JOBS (nproc), PYTEST_WORKERS (JOBS, at
+# most 8; used when pytest-xdist is installed), EMBER_CUDA_ARCHS (90),
 # EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900), STEPS (the
 # steps to run, default "cpp cuda suite examples bench"; the build always runs
 # and is a no-op when build/gpu is current). The device tool allows 10 minutes
@@ -72,6 +75,13 @@ run_step() {
   return $rc
 }
 
+# pytest-xdist, when installed, spreads the test files over several processes
+# (each its own CUDA context; the GPU has room for all of them).
+pytest_workers=()
+if "$python" -c "import xdist" 2>/dev/null; then
+  pytest_workers=(-n "${PYTEST_WORKERS:-$(( jobs < 8 ? jobs : 8 ))}" --dist loadfile)
+fi
+
 pytest_tail() {  # the pytest result line of a log, for the summary
   grep -E '(passed|failed|error|skipped|no tests ran)' "$1" | tail -n 1
 }
@@ -92,7 +102,7 @@ fi
 # ---- 2. build
 build_ember() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
-    -DEMBER_CUDA_ARCHS="$archs" -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_PYTHON=ON \
+    -DEMBER_CUDA_ARCHS="$archs" -DEMBER_BUILD_TESTS=ON -DEMBER_EMULATION_TESTS=OFF -DEMBER_BUILD_PYTHON=ON \
     -DPython_EXECUTABLE="$(command -v "$python")" &&
     cmake --build "$build" -j "$jobs" &&
     for so in "$build"/_C*.so; do ln -sf "$so" "$root/python/ember/$(basename "$so")"; done
@@ -110,7 +120,7 @@ wants cpp && run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 if wants cuda; then
 EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
-  "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
+  "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
   note "    cuda: FAILED: ember sees no usable GPU: $("$python" -c 'import ember; print(ember._C._cuda.unavailable_reason())')"
@@ -124,7 +134,7 @@ fi
 # ---- 5. the whole suite on the GPU
 if wants suite; then
   EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
-    "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider tests/python
+    "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python
   note "    suite: $(pytest_tail "$out/suite.log")"
 fi
 
