@@ -5,6 +5,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
+#include <ember/autograd/sequence.h>
 #include <ember/core/error.h>
 #include <ember/autograd/functions/common.h>
 #include <ember/autograd/functions/copy.h>
@@ -175,6 +176,8 @@ Edge gradient_edge(const Tensor& t) {
   }
   return {acc, 0};
 }
+
+uint64_t next_sequence_nr() { return g_sequence.load(); }
 
 void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved,
             Vjp vjp) {

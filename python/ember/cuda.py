@@ -17,7 +17,8 @@ _cuda = _C._cuda
 __all__ = [
     "is_available", "device_count", "current_device", "set_device", "device", "get_device_name",
     "get_device_capability", "get_device_properties", "get_arch_list", "synchronize", "manual_seed",
-    "manual_seed_all", "Stream", "Event", "stream", "current_stream", "default_stream", "set_stream",
+    "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
+    "get_rng_state_all", "set_rng_state_all", "Stream", "Event", "stream", "current_stream", "default_stream", "set_stream",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "empty_cache", "memory_summary", "memory_stats", "mem_get_info",
     "OutOfMemoryError",
@@ -148,6 +149,48 @@ def manual_seed_all(seed):
     """Seeds the random number generators of every GPU."""
     for i in range(max(1, _cuda.device_count())):
         _cuda.manual_seed(_seed(seed), i)
+
+
+def _generator_index(device):
+    # Without a GPU, as in torch, the state of device 0's generator still exists.
+    index = _index(device)
+    if index == -1:
+        index = _cuda.current_device() if _cuda.is_available() else 0
+    return index
+
+
+def get_rng_state(device="cuda"):
+    """The random number generator state of a GPU, as a uint8 tensor on the CPU."""
+    return _cuda.get_rng_state(_generator_index(device))
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restores a GPU's generator from a state get_rng_state returned."""
+    _cuda.set_rng_state(new_state, _generator_index(device))
+
+
+def get_rng_state_all():
+    return [_cuda.get_rng_state(i) for i in range(max(1, _cuda.device_count()))]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        _cuda.set_rng_state(state, i)
+
+
+def seed():
+    """Seeds the current GPU's generator from a random number."""
+    _cuda.seed(_generator_index(None))
+
+
+def seed_all():
+    s = _cuda.seed(0)
+    for i in range(1, max(1, _cuda.device_count())):
+        _cuda.manual_seed(s, i)
+
+
+def initial_seed():
+    return _cuda.initial_seed(_generator_index(None))
 
 
 # ---- streams and events

@@ -1,6 +1,9 @@
 // Autograd from Python: backward, grad, grad modes, hooks, grad_fn.
 #include <ember/autograd/engine.h>
 #include <ember/autograd/meta.h>
+#include <ember/autograd/sequence.h>
+
+#include <unordered_set>
 
 #include "bind.h"
 
@@ -29,6 +32,71 @@ struct PyHeld {
 
 // An undefined tensor (no gradient) is None in Python, as in torch.
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::object(py::none()); }
+
+py::list list_of(const std::vector<Tensor>& ts) {
+  py::list out;
+  for (const auto& t : ts) out.append(tensor_or_none(t));
+  return out;
+}
+
+// The backward of an ember.autograd.Function: calls back into Python with the
+// output gradients and the unpacked saved tensors; gets one gradient (or None)
+// per input back.
+autograd::Vjp python_vjp(py::function backward) {
+  auto held = std::make_shared<PyHeld>(std::move(backward));
+  return [held](const autograd::TensorList& grads, const autograd::TensorList& saved,
+                const std::vector<bool>& needs_grad) {
+    py::gil_scoped_acquire gil;
+    py::list needs;
+    for (bool b : needs_grad) needs.append(b);
+    py::object result = held->obj(list_of(grads), list_of(saved), needs);
+    return tensor_list(result);
+  };
+}
+
+bool same_edge(const autograd::Edge& a, const autograd::Edge& b) {
+  return a.node == b.node && a.input_nr == b.input_nr;
+}
+
+// What a computation recorded since sequence number `since` depends on, for
+// activation checkpointing: the leaves requiring grad it used (parameters)
+// other than `inputs`, and how many edges lead to earlier non-leaf tensors
+// that are not among `inputs` (tensors captured from outside: their gradient
+// would be lost, so the caller refuses them).
+py::tuple graph_inputs(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, uint64_t since) {
+  std::vector<autograd::Edge> input_edges;
+  std::unordered_set<const TensorImpl*> input_impls;
+  for (const auto& t : inputs) {
+    input_edges.push_back(autograd::gradient_edge(t));
+    input_impls.insert(t.impl());
+  }
+  std::vector<Tensor> leaves;
+  std::unordered_set<const autograd::Node*> seen;
+  std::vector<autograd::Node*> stack;
+  int64_t captured = 0;
+  auto visit = [&](const autograd::Edge& e) {
+    if (!e.valid() || seen.count(e.node.get())) return;
+    for (const auto& in : input_edges) {
+      if (same_edge(in, e)) return;
+    }
+    if (auto* acc = dynamic_cast<autograd::AccumulateGrad*>(e.node.get())) {
+      seen.insert(acc);
+      if (!input_impls.count(acc->leaf().get())) leaves.push_back(Tensor(acc->leaf()));
+    } else if (e.node->sequence_nr < since) {
+      ++captured;
+    } else {
+      seen.insert(e.node.get());
+      stack.push_back(e.node.get());
+    }
+  };
+  for (const auto& out : outputs) visit(autograd::gradient_edge(out));
+  while (!stack.empty()) {
+    autograd::Node* n = stack.back();
+    stack.pop_back();
+    for (const auto& e : n->next_edges) visit(e);
+  }
+  return py::make_tuple(list_of(leaves), captured);
+}
 }  // namespace
 
 void init_autograd(py::module_& m) {
@@ -121,6 +189,18 @@ void init_autograd(py::module_& m) {
     auto seeds = tensor_list(grads);
     py::gil_scoped_release release;
     autograd::backward(roots, seeds, retain_graph, create_graph);
+  });
+  // ember.autograd.Function: one node for the outputs, running `backward`.
+  m.def("_record_function", [](const std::string& name, py::object inputs, py::object outputs, py::object saved,
+                               py::function backward) {
+    autograd::record(name.c_str(), tensor_list(inputs), tensor_list(outputs), tensor_list(saved),
+                     python_vjp(std::move(backward)));
+  });
+  m.def("_check_inplace", [](const Tensor& self, const std::string& op) { autograd::check_inplace(self, op.c_str()); });
+  m.def("_rebase_history", [](const Tensor& self, const Tensor& result) { autograd::rebase_history(self, result); });
+  m.def("_next_sequence_nr", &autograd::next_sequence_nr);
+  m.def("_graph_inputs", [](py::object outputs, py::object inputs, uint64_t since) {
+    return graph_inputs(tensor_list(outputs), tensor_list(inputs), since);
   });
   m.def("_grad", [](py::object outputs, py::object inputs, py::object grad_outputs, bool retain_graph,
                     bool create_graph, bool allow_unused) {

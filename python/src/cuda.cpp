@@ -88,6 +88,12 @@ void init_cuda(py::module_& m) {
   c.def("manual_seed", [](uint64_t seed, int index) {
     default_generator(Device(DeviceType::CUDA, index)).manual_seed(seed);
   }, py::arg("seed"), py::arg("index"));
+  auto generator_of = [](int index) -> Generator& { return default_generator(Device(DeviceType::CUDA, index)); };
+  c.def("get_rng_state", [generator_of](int index) { return generator_of(index).get_state(); }, py::arg("index"));
+  c.def("set_rng_state", [generator_of](const Tensor& state, int index) { generator_of(index).set_state(state); },
+        py::arg("new_state"), py::arg("index"));
+  c.def("seed", [generator_of](int index) { return generator_of(index).seed(); }, py::arg("index"));
+  c.def("initial_seed", [generator_of](int index) { return generator_of(index).initial_seed(); }, py::arg("index"));
 
   py::class_<cuda::Stream>(c, "_Stream")
       .def_readonly("device_index", &cuda::Stream::device)

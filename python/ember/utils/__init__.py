@@ -1,2 +1,3 @@
-"""ember.utils: data loading (ember.utils.data) and environment tools."""
-from ember.utils import data  # noqa: F401
+"""ember.utils: data loading (ember.utils.data), activation checkpointing
+(ember.utils.checkpoint) and environment tools."""
+from ember.utils import checkpoint, data  # noqa: F401

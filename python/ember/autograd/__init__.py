@@ -1,7 +1,9 @@
-"""ember.autograd: backward, grad and gradcheck."""
+"""ember.autograd: backward, grad, gradcheck and custom Functions."""
 import numpy as np
 
 from ember import _C
+from ember.autograd import function  # noqa: F401
+from ember.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
 def _as_list(x):
