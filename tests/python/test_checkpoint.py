@@ -160,3 +160,20 @@ def test_cuda_rng_state_api_without_a_gpu_too():
     np.testing.assert_array_equal(ember.cuda.get_rng_state("cuda:0").numpy(), state.numpy())
     assert ember.cuda.initial_seed() == 5
     assert len(ember.cuda.get_rng_state_all()) >= 1
+
+
+def test_rerun_under_the_forward_autocast_settings():
+    lin = nn.Linear(8, 8)
+    x = ember.randn(4, 8, requires_grad=True)
+    dtypes = []
+
+    def fn(t):
+        out = lin(t)
+        dtypes.append(out.dtype)
+        return out
+
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        out = checkpoint(fn, x, use_reentrant=False)
+    out.float().sum().backward()  # outside autocast: the rerun must still be in bfloat16
+    assert dtypes == [ember.bfloat16, ember.bfloat16]
+    assert lin.weight.grad.dtype == ember.float32
