@@ -108,3 +108,20 @@ def test_mixed_devices_are_refused(make_opt):
     a.grad, b.grad = ember.ones(2), ember.ones(2).cuda()
     with pytest.raises(NotImplementedError, match="separate optimizers"):
         opt.step()
+
+
+# The optimizers written with ember's tensor ops (python/ember/optim/): the
+# same update on GPU tensors as on the CPU.
+TENSOR_OP_OPTIMIZERS = [
+    (lambda ps: ember.optim.Adadelta(ps, lr=0.5, weight_decay=0.1), ["square_avg", "acc_delta"]),
+    (lambda ps: ember.optim.Adamax(ps, lr=0.05, weight_decay=0.1), ["exp_avg", "exp_inf"]),
+    (lambda ps: ember.optim.NAdam(ps, lr=0.05, weight_decay=0.1), ["exp_avg", "exp_avg_sq"]),
+    (lambda ps: ember.optim.RAdam(ps, lr=0.05, decoupled_weight_decay=True, weight_decay=0.1),
+     ["exp_avg", "exp_avg_sq"]),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("make_opt,state_keys", TENSOR_OP_OPTIMIZERS, ids=["Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_tensor_op_optimizers_match_cpu(make_opt, state_keys, dtype):
+    run_both(make_opt, dtype, state_keys, steps=8)  # RAdam rectifies from step 6

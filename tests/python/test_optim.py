@@ -110,7 +110,94 @@ class RefAdagrad:
         return p - clr * g / (np.sqrt(st["sum"]) + o["eps"])
 
 
-REFS = {"SGD": RefSGD, "Adam": RefAdam, "AdamW": RefAdamW, "RMSprop": RefRMSprop, "Adagrad": RefAdagrad}
+class RefAdadelta:
+    def __init__(self, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=False):
+        self.o = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "square_avg": np.zeros_like(p), "acc_delta": np.zeros_like(p)})
+        st["step"] += 1
+        g = -g if o["maximize"] else g
+        g = g + o["weight_decay"] * p
+        rho, eps = o["rho"], o["eps"]
+        st["square_avg"] = rho * st["square_avg"] + (1 - rho) * g * g
+        delta = np.sqrt(st["acc_delta"] + eps) / np.sqrt(st["square_avg"] + eps) * g
+        st["acc_delta"] = rho * st["acc_delta"] + (1 - rho) * delta * delta
+        return p - o["lr"] * delta
+
+
+class RefAdamax:
+    def __init__(self, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, maximize=False):
+        self.o = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "exp_avg": np.zeros_like(p), "exp_inf": np.zeros_like(p)})
+        st["step"] += 1
+        (b1, b2), t = o["betas"], st["step"]
+        g = (-g if o["maximize"] else g) + o["weight_decay"] * p
+        st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
+        st["exp_inf"] = np.maximum(b2 * st["exp_inf"], np.abs(g) + o["eps"])
+        return p - o["lr"] / (1 - b1 ** t) * st["exp_avg"] / st["exp_inf"]
+
+
+class RefNAdam:
+    def __init__(self, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, maximize=False):
+        self.o = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "mu_product": np.float32(1.0), "exp_avg": np.zeros_like(p),
+                                       "exp_avg_sq": np.zeros_like(p)})
+        st["step"] += 1
+        (b1, b2), t, lr, wd, psi = o["betas"], st["step"], o["lr"], o["weight_decay"], o["momentum_decay"]
+        g = -g if o["maximize"] else g
+        if o["decoupled_weight_decay"]:
+            p = p * (1 - lr * wd)
+        else:
+            g = g + wd * p
+        mu = b1 * (1 - 0.5 * 0.96 ** (t * psi))
+        mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
+        st["mu_product"] = np.float32(st["mu_product"] * np.float32(mu))  # a float32 tensor in torch
+        prod = float(st["mu_product"])
+        st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
+        st["exp_avg_sq"] = b2 * st["exp_avg_sq"] + (1 - b2) * g * g
+        denom = np.sqrt(st["exp_avg_sq"] / (1 - b2 ** t)) + o["eps"]
+        return p - lr * (1 - mu) / (1 - prod) * g / denom - lr * mu_next / (1 - prod * mu_next) * st["exp_avg"] / denom
+
+
+class RefRAdam:
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 maximize=False):
+        self.o = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+        self.state = {}
+
+    def update(self, i, p, g, o):
+        st = self.state.setdefault(i, {"step": 0, "exp_avg": np.zeros_like(p), "exp_avg_sq": np.zeros_like(p)})
+        st["step"] += 1
+        (b1, b2), t, lr, wd = o["betas"], st["step"], o["lr"], o["weight_decay"]
+        g = -g if o["maximize"] else g
+        if o["decoupled_weight_decay"]:
+            p = p * (1 - lr * wd)
+        else:
+            g = g + wd * p
+        st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
+        st["exp_avg_sq"] = b2 * st["exp_avg_sq"] + (1 - b2) * g * g
+        m_hat = st["exp_avg"] / (1 - b1 ** t)
+        rho_inf = 2 / (1 - b2) - 1
+        rho_t = rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
+        if rho_t <= 5:
+            return p - lr * m_hat
+        rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        return p - lr * m_hat * rect * np.sqrt(1 - b2 ** t) / (np.sqrt(st["exp_avg_sq"]) + o["eps"])
+
+
+REFS = {"SGD": RefSGD, "Adam": RefAdam, "AdamW": RefAdamW, "RMSprop": RefRMSprop, "Adagrad": RefAdagrad,
+        "Adadelta": RefAdadelta, "Adamax": RefAdamax, "NAdam": RefNAdam, "RAdam": RefRAdam}
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
@@ -134,6 +221,17 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1, lr_decay=0.1, weight_decay=0.05)),
     ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6)),
     ("Adagrad", dict(lr=0.1, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.05)),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.05)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    # rho_t is 1 at step 1 and passes 5 at step 6 whatever beta2 is: these 5
+    # steps take the unrectified update (test_radam_rectified_steps the other).
+    ("RAdam", dict(lr=0.05)),
+    ("RAdam", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ]
 
 
@@ -226,6 +324,23 @@ def test_matches_torch(config):
     for g, e in zip(got, expected):
         for a, b in zip(g, e):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("config", [("RAdam", dict(lr=0.05, betas=(0.9, 0.99), weight_decay=0.1)),
+                                    ("RAdam", dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.2))],
+                         ids=config_id)
+def test_radam_rectified_steps(config):
+    arrays = initial_arrays()
+    steps = 12
+    expected, _ = run_reference(config, arrays, steps)
+    got, _ = run_ember(config, [leaf(a) for a in arrays], steps)
+    for g, e in zip(got, expected):
+        for a, b in zip(g, e):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    if torch is not None:
+        for g, e in zip(got, run_torch(config, arrays, steps)):
+            for a, b in zip(g, e):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("config", [CONFIGS[3], CONFIGS[8], CONFIGS[10], CONFIGS[15], CONFIGS[19]], ids=config_id)
