@@ -9,6 +9,7 @@
 #include <ember/core/cpu/shape.h>
 #include <ember/core/error.h>
 #include <ember/core/int_math.h>
+#include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/reduce.h>
 
@@ -217,6 +218,34 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   strides.erase(strides.begin() + d);
   return record_view("SelectBackward0", x, make_view(x, shape, strides, offset),
                      functions::select_backward(x.shape(), d, index));
+}
+
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  EMBER_CHECK(x.dim() >= 2, Error, "diagonal: expected a tensor with at least 2 dimensions, got shape ",
+              shape_str(x.shape()));
+  const int64_t d1 = wrap_dim(dim1, x.dim(), "diagonal");
+  const int64_t d2 = wrap_dim(dim2, x.dim(), "diagonal");
+  EMBER_CHECK(d1 != d2, Error, "diagonal: diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t rows = x.size(d1), cols = x.size(d2);
+  const int64_t length = std::max<int64_t>(0, offset >= 0 ? std::min(rows, cols - offset)
+                                                           : std::min(rows + offset, cols));
+  int64_t start = x.storage_offset();
+  if (length > 0) start += offset >= 0 ? offset * x.stride(d2) : -offset * x.stride(d1);
+  Shape shape;
+  Strides strides;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    shape.push_back(x.size(d));
+    strides.push_back(x.stride(d));
+  }
+  shape.push_back(length);
+  strides.push_back(x.stride(d1) + x.stride(d2));
+  const Shape in_shape = x.shape();
+  return record_view("DiagonalBackward0", x, make_view(x, shape, strides, start),
+                     [in_shape, offset, d1, d2](const autograd::TensorList& g, const autograd::TensorList&,
+                                                const std::vector<bool>&) {
+                       return autograd::TensorList{diagonal_backward(g[0], in_shape, offset, d1, d2)};
+                     });
 }
 
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std::optional<int64_t> end_in,

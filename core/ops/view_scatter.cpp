@@ -4,12 +4,14 @@
 // of the input's shape with the gradient written in), which the views'
 // gradient formulas use. Each writes through a strided view of its output:
 // no index tensor, no atomics on the GPU.
+#include <algorithm>
 #include <functional>
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
+#include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -83,6 +85,26 @@ Tensor slice_backward(const Tensor& grad, const Shape& in_shape, int64_t dim, in
 Tensor select_backward(const Tensor& grad, const Shape& in_shape, int64_t dim, int64_t index) {
   return zeros_with("SelectBackwardBackward0", grad, in_shape,
                     [=](const Tensor& t) { return select(t, dim, index); });
+}
+
+Tensor diagonal_backward(const Tensor& grad, const Shape& in_shape, int64_t offset, int64_t dim1, int64_t dim2) {
+  return zeros_with("DiagonalBackwardBackward0", grad, in_shape,
+                    [=](const Tensor& t) { return diagonal(t, offset, dim1, dim2); });
+}
+
+Tensor diag_embed(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  EMBER_CHECK(x.dim() >= 1, Error, "diag_embed: expected a tensor with at least 1 dimension, got a 0-d tensor");
+  const int64_t out_dim = x.dim() + 1;
+  const int64_t d1 = wrap_dim(dim1, out_dim, "diag_embed");
+  const int64_t d2 = wrap_dim(dim2, out_dim, "diag_embed");
+  EMBER_CHECK(d1 != d2, Error, "diag_embed: diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t n = x.size(-1) + (offset >= 0 ? offset : -offset);
+  // The result's other dims are x's leading ones, in order.
+  Shape shape(x.shape().begin(), x.shape().end() - 1);
+  const int64_t lo = std::min(d1, d2), hi = std::max(d1, d2);
+  shape.insert(shape.begin() + lo, n);
+  shape.insert(shape.begin() + hi, n);
+  return zeros_with("DiagEmbedBackward0", x, shape, [=](const Tensor& t) { return diagonal(t, offset, d1, d2); });
 }
 
 }  // namespace ember

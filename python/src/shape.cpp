@@ -1,4 +1,6 @@
 // Shape ops and views.
+#include <ember/core/ops/diagonal.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -111,6 +113,24 @@ void init_shape(py::module_& m) {
   m.def("flip", [](const Tensor& t, py::handle dims) { return flip(t, to_int_list(dims, "flip")); },
         py::arg("input"), py::arg("dims"));
   m.def("roll", &roll_any, py::arg("input"), py::arg("shifts"), py::arg("dims") = py::none());
+  m.def("diagonal", &ember::diagonal, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = 0,
+        py::arg("dim2") = 1);
+  m.def("diag_embed", &ember::diag_embed, py::arg("input"), py::arg("offset") = 0, py::arg("dim1") = -2,
+        py::arg("dim2") = -1);
+  m.def("diag", &ember::diag, py::arg("input"), py::arg("diagonal") = 0);
+  m.def("trace", &ember::trace, py::arg("input"));
+  cls.def("diagonal", &ember::diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1)
+      .def("diag_embed", &ember::diag_embed, py::arg("offset") = 0, py::arg("dim1") = -2, py::arg("dim2") = -1)
+      .def("diag", &ember::diag, py::arg("diagonal") = 0)
+      .def("trace", &ember::trace);
+  auto triangle = [&m](const char* name, Tensor (*fn)(int64_t, int64_t, int64_t, DType, Device)) {
+    m.def(name, [fn](int64_t row, int64_t col, int64_t offset, py::object dtype, py::object device, py::object) {
+      return fn(row, col, offset, to_optional_dtype(dtype).value_or(DType::Int64), to_device(device));
+    }, py::arg("row"), py::arg("col"), py::arg("offset") = 0, py::kw_only(), py::arg("dtype") = py::none(),
+       py::arg("device") = py::none(), py::arg("layout") = py::none());
+  };
+  triangle("tril_indices", &ember::tril_indices);
+  triangle("triu_indices", &ember::triu_indices);
   m.def("tril", &ember::tril, py::arg("input"), py::arg("diagonal") = 0);
   m.def("triu", &ember::triu, py::arg("input"), py::arg("diagonal") = 0);
 }
