@@ -2,6 +2,8 @@
 // the aliases PyTorch has (absolute, negative, clip...), the -x, abs(x), +x
 // and ** operators, and gelu / silu / softplus under ember._C._nn (as in
 // torch._C._nn) for ember.nn.functional.
+#include <ember/core/ops/unary_math.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -95,6 +97,47 @@ void init_unary(py::module_& m) {
     m.def(name, [name, fn](py::object x) { return fn(input_tensor(x, name)); }, py::arg("input"));
     cls.def(name, [fn](const Tensor& x) { return fn(x); });
   }
+
+  // The extra math functions (core/ops/unary_math.h), with numpy-style aliases as in PyTorch.
+  static const Plain math[] = {
+      {"log2", log2}, {"log10", log10}, {"exp2", exp2}, {"sinh", sinh}, {"cosh", cosh}, {"tan", tan},
+      {"asin", asin}, {"arcsin", asin}, {"acos", acos}, {"arccos", acos}, {"atan", atan}, {"arctan", atan},
+      {"asinh", asinh}, {"arcsinh", asinh}, {"acosh", acosh}, {"arccosh", acosh}, {"atanh", atanh},
+      {"arctanh", atanh}, {"trunc", trunc}, {"fix", trunc}, {"frac", frac}, {"erfc", erfc}, {"lgamma", lgamma},
+      {"digamma", digamma},
+  };
+  for (const auto& p : math) {
+    const char* name = p.name;
+    auto fn = p.fn;
+    m.def(name, [name, fn](py::object x) { return fn(input_tensor(x, name)); }, py::arg("input"));
+    cls.def(name, [fn](const Tensor& x) { return fn(x); });
+  }
+  struct Binary {
+    const char* name;
+    Tensor (*fn)(const Tensor&, const Tensor&);
+  };
+  static const Binary math2[] = {
+      {"atan2", atan2}, {"arctan2", atan2}, {"hypot", hypot}, {"fmod", fmod}, {"copysign", copysign},
+      {"logaddexp", logaddexp}, {"logaddexp2", logaddexp2}, {"xlogy", xlogy},
+  };
+  for (const auto& p : math2) {
+    const char* name = p.name;
+    auto fn = p.fn;
+    m.def(name, [name, fn](py::object a, py::object b) {
+      // A number is accepted for either operand (not both), as in torch.
+      EMBER_CHECK(is_tensor(a) || is_tensor(b), TypeError, name, ": expected a Tensor as input or other, got ",
+                  type_name(a), " and ", type_name(b));
+      return fn(to_tensor_arg(a, name), to_tensor_arg(b, name));
+    }, py::arg("input"), py::arg("other"));
+    cls.def(name, [name, fn](const Tensor& a, py::object b) { return fn(a, to_tensor_arg(b, name)); },
+            py::arg("other"));
+  }
+  m.def("polygamma", [](int64_t n, py::object x) {
+    const Tensor t = input_tensor(x, "polygamma");
+    EMBER_CHECK(n == 0 || n == 1, NotImplementedError, "polygamma: only n = 0 (digamma) and n = 1 are implemented, "
+                "got n = ", n);
+    return n == 0 ? digamma(t) : trigamma(t);
+  }, py::arg("n"), py::arg("input"));
 
   static const InPlace inplace[] = {
       {"neg", &Tensor::neg_}, {"negative", &Tensor::neg_}, {"abs", &Tensor::abs_},

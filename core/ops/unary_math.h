@@ -1,0 +1,41 @@
+// The elementwise math functions beyond the core unary and binary families
+// (kernels in core/cpu/unary_math.cpp and cuda/unary_math.cu). Integer and
+// bool inputs compute in the default float dtype, as PyTorch's, except trunc
+// (an integer is already whole) and fmod of two integers (C's remainder, the
+// sign of the dividend; dividing by zero raises).
+#pragma once
+#include <ember/core/tensor.h>
+
+namespace ember {
+
+Tensor log2(const Tensor& x);
+Tensor log10(const Tensor& x);
+Tensor exp2(const Tensor& x);
+Tensor sinh(const Tensor& x);
+Tensor cosh(const Tensor& x);
+Tensor tan(const Tensor& x);
+Tensor asin(const Tensor& x);
+Tensor acos(const Tensor& x);
+Tensor atan(const Tensor& x);
+Tensor asinh(const Tensor& x);
+Tensor acosh(const Tensor& x);
+Tensor atanh(const Tensor& x);
+Tensor trunc(const Tensor& x);
+Tensor frac(const Tensor& x);  // x - trunc(x); floating dtypes only
+Tensor erfc(const Tensor& x);
+Tensor lgamma(const Tensor& x);
+Tensor digamma(const Tensor& x);
+// polygamma(1, x), the derivative of digamma; not differentiable itself.
+Tensor trigamma(const Tensor& x);
+
+// Two operands, broadcast, promoted like the arithmetic ops.
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, const Tensor& b);
+Tensor logaddexp(const Tensor& a, const Tensor& b);
+Tensor logaddexp2(const Tensor& a, const Tensor& b);
+// x * log(y), 0 where x is 0 (unless y is NaN).
+Tensor xlogy(const Tensor& x, const Tensor& y);
+
+}  // namespace ember
