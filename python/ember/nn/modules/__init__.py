@@ -15,3 +15,5 @@ from ember.nn.modules.attention import MultiheadAttention  # noqa: F401
 from ember.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss,  # noqa: F401
                                    MSELoss, NLLLoss, SmoothL1Loss)
 from ember.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from ember.nn.modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                                          TransformerEncoder, TransformerEncoderLayer)
