@@ -9,7 +9,8 @@ import pytest
 import ember
 import ember.nn as nn
 from ember.autograd import gradcheck
-from ember.nn.utils.rnn import pad_sequence
+from ember.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence, pad_packed_sequence,
+                                pad_sequence, unpack_sequence)
 from harness import torch
 
 RNG = np.random.default_rng(7)
@@ -304,6 +305,64 @@ def test_pad_sequence():
         pad_sequence([ember.zeros(2, 3), ember.zeros(2, 4)])
 
 
+# ---- packed sequences ---------------------------------------------------------------------------------
+
+def test_pack_and_pad_roundtrip():
+    lengths = [2, 4, 1]
+    x = RNG.standard_normal((4, 3, 2))
+    packed = pack_padded_sequence(ember.tensor(x), lengths, enforce_sorted=False)
+    assert packed.batch_sizes.tolist() == [3, 2, 1, 1]
+    assert packed.sorted_indices.tolist() == [1, 0, 2] and packed.unsorted_indices.tolist() == [1, 0, 2]
+    # step 0 of sequences 1, 0, 2; step 1 of 1, 0; step 2 of 1; step 3 of 1
+    expected = np.stack([x[0, 1], x[0, 0], x[0, 2], x[1, 1], x[1, 0], x[2, 1], x[3, 1]])
+    np.testing.assert_array_equal(npy(packed.data), expected)
+    padded, got_lengths = pad_packed_sequence(packed, batch_first=True, padding_value=-1.0, total_length=5)
+    assert got_lengths.tolist() == lengths and tuple(padded.shape) == (3, 5, 2)
+    for b, n in enumerate(lengths):
+        np.testing.assert_array_equal(npy(padded[b, :n]), x[:n, b])
+        assert np.all(npy(padded[b, n:]) == -1.0)
+    seqs = [ember.tensor(x[:n, b]) for b, n in enumerate(lengths)]
+    for got, want in zip(unpack_sequence(pack_sequence(seqs, enforce_sorted=False)), seqs):
+        np.testing.assert_array_equal(npy(got), npy(want))
+    sorted_pack = pack_sequence([seqs[1], seqs[0], seqs[2]])
+    assert sorted_pack.sorted_indices is None
+    np.testing.assert_array_equal(npy(sorted_pack.data), expected)
+    leaf = ember.tensor(x).requires_grad_(True)
+    assert gradcheck(lambda t: pack_padded_sequence(t, lengths, enforce_sorted=False).data, [leaf])
+
+
+def test_pack_errors():
+    x = ember.zeros(4, 3, 2)
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        pack_padded_sequence(x, [2, 4, 1])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        pack_padded_sequence(x, [4, 2, 0])
+    with pytest.raises(RuntimeError, match="lengths"):
+        pack_padded_sequence(x, [4, 2])
+    with pytest.raises(ValueError, match="total_length"):
+        pad_packed_sequence(pack_padded_sequence(x, [4, 2, 1]), total_length=3)
+
+
+@pytest.mark.parametrize("cls,mode,kw", MODES[2:], ids=MODE_IDS[2:])
+def test_packed_input_matches_each_sequence_run_alone(cls, mode, kw):
+    m = make(cls, 2, 3, num_layers=2, bidirectional=True, **kw)
+    lengths = [3, 5, 1, 4]
+    x = RNG.standard_normal((5, 4, 2))
+    width = kw.get("proj_size", 3)
+    h0 = RNG.standard_normal((4, 4, width))
+    c0 = RNG.standard_normal((4, 4, 3))
+    hx = (ember.tensor(h0), ember.tensor(c0)) if mode == "LSTM" else ember.tensor(h0)
+    out, h_n = m(pack_padded_sequence(ember.tensor(x), lengths, enforce_sorted=False), hx)
+    assert isinstance(out, PackedSequence)
+    padded, _ = pad_packed_sequence(out)
+    for b, n in enumerate(lengths):
+        states = list(zip(h0[:, b:b + 1], c0[:, b:b + 1])) if mode == "LSTM" else list(h0[:, b:b + 1])
+        ref_out, ref_finals = np_run(mode, m, x[:n, b:b + 1], states)
+        np.testing.assert_allclose(npy(padded[:n, b]), ref_out[:, 0], rtol=1e-10, atol=1e-12)
+        ref_h = np.stack([f[0] if mode == "LSTM" else f for f in ref_finals])[:, 0]
+        np.testing.assert_allclose(npy(h_n[0] if mode == "LSTM" else h_n)[:, b], ref_h, rtol=1e-10, atol=1e-12)
+
+
 # ---- torch parity (copied weights) ------------------------------------------------------------------
 
 def copy_weights(tm, em):
@@ -374,3 +433,31 @@ def test_torch_parity_pad_sequence():
     for kw in (dict(), dict(batch_first=True, padding_value=3.0), dict(padding_side="left")):
         ref = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs], **kw)
         assert_same(pad_sequence([ember.tensor(s) for s in seqs], **kw), ref, 0, 0)
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_torch_parity_packed(cls):
+    tr = torch.nn.utils.rnn
+    tm = getattr(torch.nn, cls)(2, 3, num_layers=2, bidirectional=True, batch_first=True).double()
+    em = make(cls, 2, 3, num_layers=2, bidirectional=True, batch_first=True)
+    copy_weights(tm, em)
+    lengths = [3, 5, 1, 4]
+    x = RNG.standard_normal((4, 5, 2))
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x).requires_grad_(True)
+    to, th = tm(tr.pack_padded_sequence(tx, lengths, batch_first=True, enforce_sorted=False))
+    eo, eh = em(pack_padded_sequence(ex, lengths, batch_first=True, enforce_sorted=False))
+    assert_same(eo.data, to.data)
+    assert eo.batch_sizes.tolist() == to.batch_sizes.tolist()
+    assert eo.sorted_indices.tolist() == to.sorted_indices.tolist()
+    t_states, e_states = (list(th), list(eh)) if cls == "LSTM" else ([th], [eh])
+    for e, t in zip(e_states, t_states):
+        assert_same(e, t)
+    tpad, tlen = tr.pad_packed_sequence(to, batch_first=True)
+    epad, elen = pad_packed_sequence(eo, batch_first=True)
+    assert_same(epad, tpad)
+    assert elen.tolist() == tlen.tolist()
+    w = RNG.standard_normal(tuple(tpad.shape))
+    ((tpad * torch.tensor(w)).sum() + sum(s.sum() for s in t_states)).backward()
+    ((epad * ember.tensor(w)).sum() + sum(s.sum() for s in e_states)).backward()
+    assert_same(ex.grad, tx.grad, 1e-9)

@@ -4,7 +4,8 @@ Same constructor arguments, parameter names, shapes, init (U(-1/sqrt(hidden), 1/
 gate order as torch (LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))),
 so a torch state_dict loads and gives the same outputs. Written with ember ops, so they run on any
 device with autograd: each layer/direction projects the whole input sequence with one matmul, then
-loops over time in Python doing one small matmul per step.
+loops over time in Python doing one small matmul per step. PackedSequence input runs as the
+padded batch with a per-step mask (a finished sequence keeps its state) and comes back packed.
 """
 import math
 
@@ -13,6 +14,7 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
+from ember.nn.utils.rnn import PackedSequence, _pack_like, pad_packed_sequence
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -143,9 +145,11 @@ class RNNBase(Module):
         if tuple(hx.shape) != tuple(expected):
             raise RuntimeError(f"Expected {what} size {tuple(expected)}, got {list(hx.shape)}")
 
-    def _run(self, input, states, step):
+    def _run(self, input, states, step, masks=None):
         """Runs every layer and direction. `states[k]` is the initial state (a tensor, or an (h, c)
-        pair) of layer/direction k, each [N, *]; input is [T, N, in]. Returns (output, final states)."""
+        pair) of layer/direction k, each [N, *]; input is [T, N, in]. `masks[t]` ([N, 1] bool, for packed
+        sequences) says which sequences have a step t: the others keep their state, so each direction
+        starts and ends at the sequence's own ends. Returns (output, final states)."""
         num_directions = 2 if self.bidirectional else 1
         x = input
         finals = []
@@ -158,8 +162,12 @@ class RNNBase(Module):
                 order = range(len(projected)) if direction == 0 else reversed(range(len(projected)))
                 hs = [None] * len(projected)
                 for t in order:
-                    state = step(projected[t], state, w_hh, b_hh) if w_hr is None else \
+                    new = step(projected[t], state, w_hh, b_hh) if w_hr is None else \
                         step(projected[t], state, w_hh, b_hh, w_hr)
+                    if masks is not None:
+                        new = tuple(ember.where(masks[t], a, b) for a, b in zip(new, state)) \
+                            if isinstance(new, tuple) else ember.where(masks[t], new, state)
+                    state = new
                     hs[t] = state[0] if isinstance(state, tuple) else state
                 finals.append(state)
                 if hs:
@@ -189,16 +197,24 @@ class RNNBase(Module):
         return s
 
     def _prepare(self, input, name):
-        """input -> ([T, N, in], batched)."""
+        """input -> ([T, N, in], batched, masks); masks is None unless input is a PackedSequence."""
+        if isinstance(input, PackedSequence):  # batch_first does not apply to packed input
+            padded, lengths = pad_packed_sequence(input)
+            self._check_input(padded, name)
+            steps = ember.arange(padded.shape[0], device=padded.device).unsqueeze(1)
+            alive = lengths.to(padded.device).unsqueeze(0) > steps  # [T, N]
+            return padded, True, list(alive.unsqueeze(-1).unbind(0))
         self._check_input(input, name)
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        return input, batched
+        return input, batched, None
 
-    def _finish_output(self, output, batched):
+    def _finish_output(self, output, batched, input):
+        if isinstance(input, PackedSequence):
+            return _pack_like(output, input)
         if not batched:
             return output.squeeze(1)
         return output.transpose(0, 1) if self.batch_first else output
@@ -227,7 +243,7 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        x, batched = self._prepare(input, "RNN")
+        x, batched, masks = self._prepare(input, "RNN")
         num_directions = 2 if self.bidirectional else 1
         if hx is None:
             h0 = self._zeros_state(x, self.hidden_size)
@@ -235,9 +251,9 @@ class RNN(RNNBase):
             self._check_hidden(hx, (self.num_layers * num_directions,) + ((x.shape[1],) if batched else ()) +
                                (self.hidden_size,), batched)
             h0 = hx if batched else hx.unsqueeze(1)
-        output, finals = self._run(x, list(h0.unbind(0)), _rnn_step(self.nonlinearity))
+        output, finals = self._run(x, list(h0.unbind(0)), _rnn_step(self.nonlinearity), masks)
         h_n = ember.stack(finals, 0)
-        return self._finish_output(output, batched), (h_n if batched else h_n.squeeze(1))
+        return self._finish_output(output, batched, input), (h_n if batched else h_n.squeeze(1))
 
 
 class LSTM(RNNBase):
@@ -248,7 +264,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        x, batched = self._prepare(input, "LSTM")
+        x, batched, masks = self._prepare(input, "LSTM")
         num_directions = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
@@ -263,12 +279,12 @@ class LSTM(RNNBase):
             if not batched:
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
         states = list(zip(h0.unbind(0), c0.unbind(0)))
-        output, finals = self._run(x, states, _lstm_step)
+        output, finals = self._run(x, states, _lstm_step, masks)
         h_n = ember.stack([h for h, _ in finals], 0)
         c_n = ember.stack([c for _, c in finals], 0)
         if not batched:
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._finish_output(output, batched), (h_n, c_n)
+        return self._finish_output(output, batched, input), (h_n, c_n)
 
 
 class GRU(RNNBase):
@@ -280,7 +296,7 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        x, batched = self._prepare(input, "GRU")
+        x, batched, masks = self._prepare(input, "GRU")
         num_directions = 2 if self.bidirectional else 1
         if hx is None:
             h0 = self._zeros_state(x, self.hidden_size)
@@ -288,9 +304,9 @@ class GRU(RNNBase):
             self._check_hidden(hx, (self.num_layers * num_directions,) + ((x.shape[1],) if batched else ()) +
                                (self.hidden_size,), batched)
             h0 = hx if batched else hx.unsqueeze(1)
-        output, finals = self._run(x, list(h0.unbind(0)), _gru_step)
+        output, finals = self._run(x, list(h0.unbind(0)), _gru_step, masks)
         h_n = ember.stack(finals, 0)
-        return self._finish_output(output, batched), (h_n if batched else h_n.squeeze(1))
+        return self._finish_output(output, batched, input), (h_n if batched else h_n.squeeze(1))
 
 
 # ---- single-step cells --------------------------------------------------------------------------
