@@ -258,6 +258,8 @@ def test_bad_input():
         nn.LSTM(3, 4, proj_size=4)
     with pytest.raises(ValueError, match="dropout"):
         nn.LSTM(3, 4, dropout=1.5)
+    with pytest.warns(UserWarning, match="num_layers greater than 1"):
+        nn.GRU(3, 4, dropout=0.2)
     with pytest.raises(RuntimeError, match="GRUCell"):
         nn.GRUCell(3, 4)(ember.zeros(2, 5))
     with pytest.raises(RuntimeError, match="hidden"):

@@ -8,6 +8,7 @@ loops over time in Python doing one small matmul per step. PackedSequence input 
 padded batch with a per-step mask (a finished sequence keeps its state) and comes back packed.
 """
 import math
+import warnings
 
 import ember
 from ember.nn import functional as F
@@ -70,6 +71,9 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
         if proj_size < 0:
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
