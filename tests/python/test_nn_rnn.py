@@ -10,7 +10,7 @@ import ember
 import ember.nn as nn
 from ember.autograd import gradcheck
 from ember.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence, pad_packed_sequence,
-                                pad_sequence, unpack_sequence)
+                                pad_sequence, unpack_sequence, unpad_sequence)
 from harness import torch
 
 RNG = np.random.default_rng(7)
@@ -299,6 +299,10 @@ def test_pad_sequence():
     for i, s in enumerate((a, b, c)):
         ref[i, 3 - len(s):] = s
     np.testing.assert_array_equal(npy(out), ref)
+    for batch_first in (False, True):
+        back = unpad_sequence(pad_sequence(seqs, batch_first), ember.tensor([3, 1, 2]), batch_first)
+        for got, want in zip(back, (a, b, c)):
+            np.testing.assert_array_equal(npy(got), want)
     leaves = [ember.tensor(s).requires_grad_(True) for s in (a, b)]
     assert gradcheck(lambda x, y: pad_sequence([x, y], batch_first=True), leaves)
     with pytest.raises(ValueError, match="padding_side"):

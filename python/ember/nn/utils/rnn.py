@@ -1,4 +1,4 @@
-"""Sequence helpers of torch.nn.utils.rnn: pad_sequence, PackedSequence, pack_padded_sequence,
+"""Sequence helpers of torch.nn.utils.rnn: pad_sequence, unpad_sequence, PackedSequence, pack_padded_sequence,
 pad_packed_sequence, pack_sequence, unpack_sequence.
 
 A PackedSequence holds the steps of a batch of sequences of different lengths without padding: the
@@ -11,8 +11,8 @@ import numpy as np
 
 import ember
 
-__all__ = ["pad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
-           "unpack_sequence"]
+__all__ = ["pad_sequence", "unpad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence",
+           "pack_sequence", "unpack_sequence"]
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -40,6 +40,13 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         fill = ember.full((missing,) + trailing, padding_value, dtype=s.dtype, device=s.device)
         padded.append(ember.cat([s, fill] if padding_side == "right" else [fill, s], 0))
     return ember.stack(padded, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """The inverse of pad_sequence (right padding): the list of [L_i, *] tensors."""
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [seq[:int(n)] for seq, n in zip(padded_sequences.unbind(0), _lengths_array(lengths))]
 
 
 class PackedSequence(NamedTuple):
