@@ -25,7 +25,7 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 def _rnn_step(nonlinearity):
     act = ember.tanh if nonlinearity == "tanh" else ember.relu
 
-    def step(xp, h, w_hh, b_hh):
+    def step(xp, h, w_hh, b_hh, w_hr=None):  # w_hr: LSTM only, always None here
         return act(xp + _hidden_projection(h, w_hh, b_hh))
     return step
 
@@ -40,7 +40,7 @@ def _lstm_step(xp, state, w_hh, b_hh, w_hr=None):
     return h, c
 
 
-def _gru_step(xp, h, w_hh, b_hh):
+def _gru_step(xp, h, w_hh, b_hh, w_hr=None):  # w_hr: LSTM only, always None here
     x_r, x_z, x_n = xp.chunk(3, -1)
     h_r, h_z, h_n = _hidden_projection(h, w_hh, b_hh).chunk(3, -1)
     r = ember.sigmoid(x_r + h_r)
@@ -129,8 +129,8 @@ class RNNBase(Module):
 
     def _layer_weights(self, layer, direction):
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        get = lambda name: getattr(self, name + suffix, None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr")
+        return tuple(getattr(self, name + suffix, None)
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _check_input(self, input, name):
         if not isinstance(input, ember.Tensor):
@@ -166,8 +166,7 @@ class RNNBase(Module):
                 order = range(len(projected)) if direction == 0 else reversed(range(len(projected)))
                 hs = [None] * len(projected)
                 for t in order:
-                    new = step(projected[t], state, w_hh, b_hh) if w_hr is None else \
-                        step(projected[t], state, w_hh, b_hh, w_hr)
+                    new = step(projected[t], state, w_hh, b_hh, w_hr)
                     if masks is not None:
                         new = tuple(ember.where(masks[t], a, b) for a, b in zip(new, state)) \
                             if isinstance(new, tuple) else ember.where(masks[t], new, state)
