@@ -431,6 +431,13 @@ def test_torch_parity_cells(cls):
     t_out, e_out = tm(torch.tensor(x), t_state), em(ember.tensor(x), e_state)
     for e, t in zip(e_out if cls == "LSTMCell" else [e_out], t_out if cls == "LSTMCell" else [t_out]):
         assert_same(e, t)
+    # unbatched: [in] and [hidden]
+    t_state = tuple(s[0] for s in t_state) if cls == "LSTMCell" else t_state[0]
+    e_state = tuple(s[0] for s in e_state) if cls == "LSTMCell" else e_state[0]
+    t_out, e_out = tm(torch.tensor(x[0]), t_state), em(ember.tensor(x[0]), e_state)
+    for e, t in zip(e_out if cls == "LSTMCell" else [e_out], t_out if cls == "LSTMCell" else [t_out]):
+        assert tuple(e.shape) == tuple(t.shape)
+        assert_same(e, t)
 
 
 @needs_torch
