@@ -246,3 +246,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     return _nn.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                             enable_gqa)
+
+
+# ---- interpolate, pixel_shuffle, prelu, huber_loss, pairwise_distance (ember ops, any device), and
+# dropout1d/3d reading unbatched input as torch does -------------------------------------------------
+
+from ember.nn._functional_extra import (dropout1d, dropout3d, huber_loss, interpolate,  # noqa: E402,F401
+                                        pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, upsample,
+                                        upsample_bilinear, upsample_nearest)

@@ -10,7 +10,8 @@ from collections import Counter
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR",
-           "LinearLR", "OneCycleLR", "SequentialLR"]
+           "LinearLR", "OneCycleLR", "SequentialLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ReduceLROnPlateau"]
 
 
 class LRScheduler:
@@ -347,3 +348,9 @@ class SequentialLR(LRScheduler):
         self.__dict__.update(state_dict)
         for scheduler, s in zip(self._schedulers, saved):
             scheduler.load_state_dict(s)
+
+
+# The schedulers below (ConstantLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR,
+# ReduceLROnPlateau) live in their own file to keep this one short.
+from ._lr_scheduler_extra import (ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, PolynomialLR,  # noqa: E402,F401
+                                  ReduceLROnPlateau)

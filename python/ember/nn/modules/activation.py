@@ -1,6 +1,9 @@
-"""Activation modules: ReLU, LeakyReLU, ELU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Softplus."""
+"""Activation modules: ReLU, LeakyReLU, ELU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Softplus, PReLU, ..."""
+import ember
 from ember.nn import functional as F
+from ember.nn import init as _init
 from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
 
 
 class ReLU(Module):
@@ -157,3 +160,23 @@ class Mish(Module):
 class LogSigmoid(Module):
     def forward(self, input):
         return F.logsigmoid(input)
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learnt a: one for all channels, or num_parameters (one per channel)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ember.full((num_parameters,), float(init), device=device,
+                                           dtype=dtype or ember.get_default_dtype()))
+
+    def reset_parameters(self):
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

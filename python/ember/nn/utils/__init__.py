@@ -1,3 +1,4 @@
 """ember.nn.utils: gradient clipping and parameter/vector conversion (as torch.nn.utils)."""
 from ember.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from ember.nn.utils import rnn  # noqa: F401
