@@ -1,0 +1,164 @@
+// sort / topk kernels. Every element becomes an unsigned "order key" whose
+// integer order is PyTorch's element order (NaN above +inf, -0.0 equal to
+// 0.0; descending flips the key's bits), paired with its position in the row.
+// Ordering (key, position) pairs sorts stably in both directions, and pairs
+// of a 32-bit key pack into one uint64 (key << 32 | position), which
+// std::sort orders with plain integer compares. Output values are read back
+// from the input at the sorted positions, so they are the input's exact bits
+// (NaN payloads, the sign of zero).
+//
+// topk keeps the best k pairs of a row in a max-heap while it scans the row
+// when k is small next to n (most elements cost one compare against the
+// heap's worst), and otherwise partitions all pairs with nth_element and
+// sorts the first k. Rows run in parallel.
+#include <ember/core/cpu/sort.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <ember/core/cpu/parallel.h>
+#include <ember/core/dtype.h>
+
+namespace ember::cpu {
+
+namespace {
+
+// The unsigned key type of T: 32 bits for types up to 4 bytes, else 64.
+template <class T>
+using KeyOf = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
+
+template <class T>
+KeyOf<T> order_key(T v) {
+  using K = KeyOf<T>;
+  if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) {
+    return static_cast<K>(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    // Two's complement with the sign bit flipped orders as unsigned.
+    using S = std::make_signed_t<K>;
+    return static_cast<K>(static_cast<S>(v)) ^ (K{1} << (sizeof(K) * 8 - 1));
+  } else {
+    constexpr K sign = K{1} << (sizeof(K) * 8 - 1);
+    if (v != v) return ~K{0};  // every NaN above +inf
+    if (v == T(0)) v = T(0);   // -0.0 ties with 0.0
+    K bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return (bits & sign) ? ~bits : (bits | sign);  // negatives reversed, below the positives
+  }
+}
+
+// A (key, position) pair ordered by key, then position.
+struct WidePair {
+  uint64_t key;
+  int64_t pos;
+  bool operator<(const WidePair& o) const { return key < o.key || (key == o.key && pos < o.pos); }
+};
+
+// How a row's pairs are made and read back: packed into one uint64 for
+// 32-bit keys in rows of up to 2^32 elements, else WidePair.
+template <class T, bool Packed>
+struct Pairs {
+  using Entry = std::conditional_t<Packed, uint64_t, WidePair>;
+  static Entry make(T v, int64_t i, bool flip) {
+    uint64_t key = order_key(v);
+    if (flip) key = static_cast<KeyOf<T>>(~key);
+    if constexpr (Packed) return (key << 32) | static_cast<uint64_t>(i);
+    else return WidePair{key, i};
+  }
+  static int64_t pos(const Entry& e) {
+    if constexpr (Packed) return static_cast<int64_t>(e & 0xffffffffu);
+    else return e.pos;
+  }
+};
+
+// Writes a row's first `count` sorted entries as values and indices.
+template <class T, class P>
+void write_row(const std::vector<typename P::Entry>& entries, int64_t count, const T* in, T* vals, int64_t* idx) {
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t i = P::pos(entries[static_cast<size_t>(j)]);
+    idx[j] = i;
+    vals[j] = in[i];
+  }
+}
+
+// Rows per parallel chunk: enough elements to be worth a thread.
+int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)); }
+
+template <class T, bool Packed>
+void sort_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, bool descending) {
+  using P = Pairs<T, Packed>;
+  parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
+    std::vector<typename P::Entry> entries(static_cast<size_t>(n));
+    for (int64_t r = begin; r < end; ++r) {
+      const T* p = in + r * n;
+      for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, descending);
+      std::sort(entries.begin(), entries.end());
+      write_row<T, P>(entries, n, p, vals + r * n, idx + r * n);
+    }
+  });
+}
+
+template <class T, bool Packed>
+void topk_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, int64_t k, bool largest) {
+  using P = Pairs<T, Packed>;
+  using Entry = typename P::Entry;
+  // The heap pays log(k) per element that enters it; with k far below n few do.
+  const bool use_heap = k * 16 <= n;
+  parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
+    std::vector<Entry> entries(static_cast<size_t>(use_heap ? k : n));
+    for (int64_t r = begin; r < end; ++r) {
+      const T* p = in + r * n;
+      if (use_heap) {
+        // Max-heap of the k best entries so far: its front is the worst kept.
+        for (int64_t i = 0; i < k; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, largest);
+        std::make_heap(entries.begin(), entries.end());
+        for (int64_t i = k; i < n; ++i) {
+          const Entry e = P::make(p[i], i, largest);
+          if (e < entries.front()) {
+            std::pop_heap(entries.begin(), entries.end());
+            entries.back() = e;
+            std::push_heap(entries.begin(), entries.end());
+          }
+        }
+        std::sort_heap(entries.begin(), entries.end());
+      } else {
+        for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, largest);
+        if (k < n) std::nth_element(entries.begin(), entries.begin() + k, entries.end());
+        std::sort(entries.begin(), entries.begin() + k);
+      }
+      write_row<T, P>(entries, k, p, vals + r * k, idx + r * k);
+    }
+  });
+}
+
+// Calls f(TypeTag<T>{}, std::bool_constant<Packed>{}) for x's dtype and the row length.
+template <class F>
+void dispatch_rows(DType dtype, int64_t n, const char* op, F&& f) {
+  dispatch_math(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (sizeof(KeyOf<T>) == 4 && n <= (int64_t{1} << 32)) f(tag, std::true_type{});
+    else f(tag, std::false_type{});
+  });
+}
+
+}  // namespace
+
+void sort(Tensor& values, Tensor& indices, const Tensor& x, int64_t rows, int64_t n, bool descending) {
+  if (rows == 0 || n == 0) return;
+  dispatch_rows(x.dtype(), n, "sort", [&](auto tag, auto packed) {
+    using T = typename decltype(tag)::type;
+    sort_rows<T, decltype(packed)::value>(values.data<T>(), indices.data<int64_t>(), x.data<T>(), rows, n, descending);
+  });
+}
+
+void topk(Tensor& values, Tensor& indices, const Tensor& x, int64_t rows, int64_t n, int64_t k, bool largest) {
+  if (rows == 0 || k == 0) return;
+  dispatch_rows(x.dtype(), n, "topk", [&](auto tag, auto packed) {
+    using T = typename decltype(tag)::type;
+    topk_rows<T, decltype(packed)::value>(values.data<T>(), indices.data<int64_t>(), x.data<T>(), rows, n, k, largest);
+  });
+}
+
+}  // namespace ember::cpu
