@@ -58,12 +58,17 @@ struct WidePair {
 
 // How a row's pairs are made and read back: packed into one uint64 for
 // 32-bit keys in rows of up to 2^32 elements, else WidePair.
+template <class T>
+uint64_t sort_key(T v, bool flip) {
+  const uint64_t key = order_key(v);
+  return flip ? static_cast<KeyOf<T>>(~key) : key;
+}
+
 template <class T, bool Packed>
 struct Pairs {
   using Entry = std::conditional_t<Packed, uint64_t, WidePair>;
   static Entry make(T v, int64_t i, bool flip) {
-    uint64_t key = order_key(v);
-    if (flip) key = static_cast<KeyOf<T>>(~key);
+    const uint64_t key = sort_key(v, flip);
     if constexpr (Packed) return (key << 32) | static_cast<uint64_t>(i);
     else return WidePair{key, i};
   }
@@ -86,13 +91,43 @@ void write_row(const std::vector<typename P::Entry>& entries, int64_t count, con
 // Rows per parallel chunk: enough elements to be worth a thread.
 int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1)); }
 
+// A row of 64-bit keys (int64, float64) that spans less than 2^32 (e.g.
+// int64 labels) sorts as packed pairs of (key - the row's least key,
+// position), twice as fast as WidePairs; false when the row does not fit.
+template <class T>
+bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_t>& buf, T* vals, int64_t* idx) {
+  if (n > (int64_t{1} << 32)) return false;
+  uint64_t lo = ~uint64_t{0}, hi = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t key = sort_key(p[i], descending);
+    lo = std::min(lo, key);
+    hi = std::max(hi, key);
+  }
+  if (hi - lo > 0xffffffffu) return false;
+  buf.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    buf[static_cast<size_t>(i)] = ((sort_key(p[i], descending) - lo) << 32) | static_cast<uint64_t>(i);
+  }
+  std::sort(buf.begin(), buf.end());
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t i = static_cast<int64_t>(buf[static_cast<size_t>(j)] & 0xffffffffu);
+    idx[j] = i;
+    vals[j] = p[i];
+  }
+  return true;
+}
+
 template <class T, bool Packed>
 void sort_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, bool descending) {
   using P = Pairs<T, Packed>;
   parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
     std::vector<typename P::Entry> entries(static_cast<size_t>(n));
+    std::vector<uint64_t> narrow;
     for (int64_t r = begin; r < end; ++r) {
       const T* p = in + r * n;
+      if constexpr (!Packed) {
+        if (sort_narrow_row(p, n, descending, narrow, vals + r * n, idx + r * n)) continue;
+      }
       for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, descending);
       std::sort(entries.begin(), entries.end());
       write_row<T, P>(entries, n, p, vals + r * n, idx + r * n);

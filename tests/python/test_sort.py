@@ -154,6 +154,15 @@ def test_every_dtype_with_extremes(dtype):
             np.testing.assert_array_equal(to_numpy(i), np_topk_indices(a, 3, -1, largest))
 
 
+@pytest.mark.parametrize("span", [2**32 - 1, 2**32, 2**40])
+def test_int64_rows_around_the_packed_key_span(span):
+    # int64 rows whose keys span less than 2^32 sort as packed pairs, wider ones as wide pairs.
+    a = np.array([[span, 0, 7, span, -3 + 3, 1, span - 1, 0]], np.int64) - span // 2
+    for desc in (False, True):
+        np.testing.assert_array_equal(to_numpy(ember.argsort(make(a), descending=desc)), np_argsort(a, -1, desc))
+        np.testing.assert_array_equal(to_numpy(ember.sort(make(a), descending=desc).values), np_sort(a, -1, desc))
+
+
 @pytest.mark.parametrize("k", [1, 7, 100, 499, 500])
 def test_topk_small_and_large_k(k):
     # k * 16 <= n takes the heap path, larger k the partition path: same answers.
