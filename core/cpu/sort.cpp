@@ -9,8 +9,9 @@
 //
 // topk keeps the best k pairs of a row in a max-heap while it scans the row
 // when k is small next to n (most elements cost one compare against the
-// heap's worst), and otherwise partitions all pairs with nth_element and
-// sorts the first k. Rows run in parallel.
+// heap's worst), and otherwise (or when too many elements enter the heap)
+// partitions all pairs with nth_element and sorts the first k. Rows run in
+// parallel.
 #include <ember/core/cpu/sort.h>
 
 #include <algorithm>
@@ -135,33 +136,50 @@ void sort_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, bool
   });
 }
 
+// The best k entries of a row, in order, from one scan that keeps the best k
+// so far in a max-heap (its front is the worst kept): most elements cost one
+// compare. Gives up (false) once more than `budget` elements have entered the
+// heap, each paying log(k) (a row in ascending order, for the largest k).
+template <class P, class T>
+bool heap_select(std::vector<typename P::Entry>& heap, const T* p, int64_t n, int64_t k, bool flip, int64_t budget) {
+  heap.resize(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) heap[static_cast<size_t>(i)] = P::make(p[i], i, flip);
+  std::make_heap(heap.begin(), heap.end());
+  int64_t entered = 0;
+  for (int64_t i = k; i < n; ++i) {
+    const typename P::Entry e = P::make(p[i], i, flip);
+    if (e < heap.front()) {
+      if (++entered > budget) return false;
+      std::pop_heap(heap.begin(), heap.end());
+      heap.back() = e;
+      std::push_heap(heap.begin(), heap.end());
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end());
+  return true;
+}
+
+// The best k entries of a row, in order: nth_element over all n, then a sort of the first k.
+template <class P, class T>
+void partition_select(std::vector<typename P::Entry>& all, const T* p, int64_t n, int64_t k, bool flip) {
+  all.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = P::make(p[i], i, flip);
+  if (k < n) std::nth_element(all.begin(), all.begin() + k, all.end());
+  std::sort(all.begin(), all.begin() + k);
+}
+
 template <class T, bool Packed>
 void topk_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, int64_t k, bool largest) {
   using P = Pairs<T, Packed>;
-  using Entry = typename P::Entry;
-  // The heap pays log(k) per element that enters it; with k far below n few do.
-  const bool use_heap = k * 16 <= n;
+  // For k far below n few elements enter the heap (about k * log(n / k) of a random row).
+  const bool try_heap = k * 16 <= n;
+  const int64_t budget = n / 4;
   parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
-    std::vector<Entry> entries(static_cast<size_t>(use_heap ? k : n));
+    std::vector<typename P::Entry> entries;
     for (int64_t r = begin; r < end; ++r) {
       const T* p = in + r * n;
-      if (use_heap) {
-        // Max-heap of the k best entries so far: its front is the worst kept.
-        for (int64_t i = 0; i < k; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, largest);
-        std::make_heap(entries.begin(), entries.end());
-        for (int64_t i = k; i < n; ++i) {
-          const Entry e = P::make(p[i], i, largest);
-          if (e < entries.front()) {
-            std::pop_heap(entries.begin(), entries.end());
-            entries.back() = e;
-            std::push_heap(entries.begin(), entries.end());
-          }
-        }
-        std::sort_heap(entries.begin(), entries.end());
-      } else {
-        for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, largest);
-        if (k < n) std::nth_element(entries.begin(), entries.begin() + k, entries.end());
-        std::sort(entries.begin(), entries.begin() + k);
+      if (!(try_heap && heap_select<P>(entries, p, n, k, largest, budget))) {
+        partition_select<P>(entries, p, n, k, largest);
       }
       write_row<T, P>(entries, k, p, vals + r * k, idx + r * k);
     }
