@@ -25,6 +25,7 @@
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
+#include <ember/core/ops/sort.h>
 #include <ember/core/ops/unary.h>
 #include <ember/core/scalar.h>
 #include <ember/core/tensor.h>

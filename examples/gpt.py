@@ -3,6 +3,7 @@
 
     python3 examples/gpt.py                   # about 10-20 minutes on 2 CPU cores
     python3 examples/gpt.py --iters 200       # a quicker, rougher run
+    python3 examples/gpt.py --top-k 10        # sample among the 10 likeliest characters
 
 Prints the training loss as it goes, the validation loss (nats per character)
 at every evaluation, and a sample of generated text at the end.
@@ -33,6 +34,7 @@ def parse_args(argv=None):
     p.add_argument("--eval-every", type=int, default=250)
     p.add_argument("--eval-batches", type=int, default=20)
     p.add_argument("--sample-chars", type=int, default=400)
+    p.add_argument("--top-k", type=int, default=0, help="sample among the k likeliest characters (0: all)")
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--device", default="auto")
     return p.parse_args(argv)
@@ -77,12 +79,16 @@ def estimate_loss(model, data, batches, batch_size):
 
 
 @ember.no_grad()
-def sample(model, data, length, device):
+def sample(model, data, length, device, top_k=0):
     model.eval()
     idx = ember.tensor([[data.index["\n"]]], device=device)
     for _ in range(length):
         logits, _ = model(idx[:, -model.block_size:])
-        probs = F.softmax(logits[:, -1, :], dim=-1)
+        logits = logits[:, -1, :]
+        if top_k > 0:  # everything below the k-th largest logit gets probability 0
+            kth = ember.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = F.softmax(logits, dim=-1)
         idx = ember.cat([idx, ember.multinomial(probs, 1)], dim=1)
     return data.decode(idx[0].tolist())
 
@@ -117,7 +123,7 @@ def main(argv=None):
             losses = estimate_loss(model, data, args.eval_batches, args.batch_size)
             print(f"iter {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f} nats/char", flush=True)
     print("\n--- sample ---")
-    print(sample(model, data, args.sample_chars, device))
+    print(sample(model, data, args.sample_chars, device, args.top_k))
     print("--- end of sample ---")
     print(f"final validation loss {losses.get('val', float('nan')):.4f} nats/char "
           f"after {args.iters} iterations ({time.perf_counter() - start:.0f} s)")

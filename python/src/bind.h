@@ -69,6 +69,7 @@ void init_unary(py::module_& m);
 void init_binary(py::module_& m);
 void init_float_checks(py::module_& m);  // isnan, isinf, isfinite, isclose, allclose
 void init_reduce(py::module_& m);
+void init_sort(py::module_& m);  // sort, argsort, topk, msort
 void init_softmax(py::module_& m);
 void init_matmul(py::module_& m);
 void init_shape(py::module_& m);

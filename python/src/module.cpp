@@ -38,6 +38,7 @@ PYBIND11_MODULE(_C, m) {
   init_binary(m);
   init_float_checks(m);
   init_reduce(m);
+  init_sort(m);
   init_softmax(m);
   init_matmul(m);
   init_shape(m);
