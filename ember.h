@@ -12,6 +12,7 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
+#include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/index.h>
@@ -27,6 +28,7 @@
 #include <ember/core/ops/softmax.h>
 #include <ember/core/ops/sort.h>
 #include <ember/core/ops/unary.h>
+#include <ember/core/ops/unary_math.h>
 #include <ember/core/scalar.h>
 #include <ember/core/tensor.h>
 #include <ember/core/type_promotion.h>
