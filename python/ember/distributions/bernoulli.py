@@ -1,0 +1,51 @@
+"""Bernoulli(probs=... or logits=...)."""
+import ember
+import ember.nn.functional as F
+
+from .distribution import Distribution, broadcast_all
+
+
+def _probs_or_logits(name, probs, logits):
+    if (probs is None) == (logits is None):
+        raise ValueError(f"{name}: pass exactly one of probs or logits")
+
+
+class Bernoulli(Distribution):
+    _param_names = ("probs",)
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        _probs_or_logits("Bernoulli", probs, logits)
+        self._given_logits = logits is not None
+        if logits is not None:
+            (self.logits,) = broadcast_all(logits)
+            self.probs = ember.sigmoid(self.logits)
+        else:
+            (self.probs,) = broadcast_all(probs)
+            self.logits = ember.log(self.probs) - ember.log1p(-self.probs)
+        super().__init__(self.probs.shape, (), validate_args)
+        if not self._given_logits:
+            self._check((self.probs >= 0) & (self.probs <= 1), "probs must lie in [0, 1]")
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        return (self.probs > 0.5).to(self.probs.dtype)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def _sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return ember.bernoulli(self.probs.expand(*shape))
+
+    def log_prob(self, value):
+        # -BCE with logits: stable for logits of any size.
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

@@ -1,0 +1,105 @@
+"""The base of every distribution: shapes, argument checks, sampling API."""
+import ember
+
+
+def broadcast_all(*values):
+    """Tensors (and numbers, made tensors of the first tensor's dtype and
+    device, or the default float dtype) broadcast to one shape."""
+    like = next((v for v in values if isinstance(v, ember.Tensor)), None)
+    dtype = like.dtype if like is not None and like.is_floating_point() else ember.get_default_dtype()
+    device = like.device if like is not None else None
+    tensors = [v if isinstance(v, ember.Tensor) else ember.tensor(float(v), dtype=dtype, device=device)
+               for v in values]
+    shape = ember.broadcast_shapes(*[t.shape for t in tensors]) if hasattr(ember, "broadcast_shapes") \
+        else _broadcast_shapes([tuple(t.shape) for t in tensors])
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def _broadcast_shapes(shapes):
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"distributions: parameter shapes {shapes} cannot be broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+class Distribution:
+    """batch_shape: independent distributions side by side; event_shape: the
+    shape of one draw of one of them."""
+
+    has_rsample = False
+    _validate_default = True
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape = ember.Size(batch_shape)
+        self._event_shape = ember.Size(event_shape)
+        self._validate_args = self._validate_default if validate_args is None else validate_args
+
+    @staticmethod
+    def set_default_validate_args(value):
+        Distribution._validate_default = bool(value)
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    def _extended_shape(self, sample_shape=()):
+        return ember.Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
+
+    def sample(self, sample_shape=()):
+        """A draw without gradient."""
+        with ember.no_grad():
+            return self.rsample(sample_shape) if self.has_rsample else self._sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no reparameterized sampler (rsample); use sample()")
+
+    def sample_n(self, n):
+        return self.sample((n,))
+
+    def log_prob(self, value):
+        raise NotImplementedError(f"{type(self).__name__}.log_prob is not implemented")
+
+    def entropy(self):
+        raise NotImplementedError(f"{type(self).__name__}.entropy is not implemented")
+
+    def cdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__}.cdf is not implemented")
+
+    def icdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__}.icdf is not implemented")
+
+    def perplexity(self):
+        return ember.exp(self.entropy())
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__}.mean is not implemented")
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self).__name__}.mode is not implemented")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__}.variance is not implemented")
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def _check(self, ok, message):
+        """Raises ValueError(message) when validation is on and `ok` (a bool tensor) is not all true."""
+        if self._validate_args and not bool(ok.all()):
+            raise ValueError(f"{type(self).__name__}: {message}")
+
+    def __repr__(self):
+        params = ", ".join(f"{k}: {tuple(getattr(self, k).shape)}" for k in getattr(self, "_param_names", ()))
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,47 @@
+"""Normal(loc, scale)."""
+import math
+
+import ember
+
+from .distribution import Distribution, broadcast_all
+
+
+class Normal(Distribution):
+    has_rsample = True
+    _param_names = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.shape, (), validate_args)
+        self._check(self.scale > 0, "scale must be positive")
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.scale * self.scale
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = ember.randn(*shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        var = self.scale * self.scale
+        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - 0.5 * math.log(2 * math.pi)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    def cdf(self, value):
+        return 0.5 * (1 + ember.erf((value - self.loc) / (self.scale * math.sqrt(2))))
