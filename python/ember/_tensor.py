@@ -50,6 +50,18 @@ def _iter(self):
 
 Tensor.__iter__ = _iter
 
+_plain_is_contiguous = Tensor.is_contiguous
+
+
+def _is_contiguous(self, memory_format=None):
+    if memory_format is None:
+        return _plain_is_contiguous(self)
+    from ember._memory_format import is_contiguous_as
+    return is_contiguous_as(self, memory_format, _plain_is_contiguous)
+
+
+Tensor.is_contiguous = _is_contiguous
+
 
 class Size(tuple):
     """A tensor's shape: a tuple of ints that prints as ember.Size([2, 3])."""

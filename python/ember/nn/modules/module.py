@@ -534,6 +534,7 @@ def _parse_to(args, kwargs):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)  # accepted; layouts stay as they are (see ember/_memory_format.py)
     tensor = kwargs.pop("tensor", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
