@@ -7,6 +7,7 @@ from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: F401
 from ember.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from ember.nn.modules.sparse import Embedding  # noqa: F401
 from ember.nn.modules.activation import (ELU, GELU, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,  # noqa: F401
