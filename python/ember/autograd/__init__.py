@@ -168,3 +168,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                 raise GradcheckError(msg)
             return False
     return True
+
+
+from ember.autograd import functional  # noqa: E402,F401  (needs grad, defined above)
