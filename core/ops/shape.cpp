@@ -9,7 +9,11 @@
 #include <ember/core/cpu/shape.h>
 #include <ember/core/error.h>
 #include <ember/core/int_math.h>
+#include <ember/core/ops/binary.h>
 #include <ember/core/ops/diagonal.h>
+#include <ember/core/ops/factory.h>
+#include <ember/core/ops/index.h>
+#include <ember/core/ops/windows.h>
 #include <ember/core/ops/index_kernels.h>
 #include <ember/core/ops/reduce.h>
 
@@ -246,6 +250,45 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
                                                 const std::vector<bool>&) {
                        return autograd::TensorList{diagonal_backward(g[0], in_shape, offset, d1, d2)};
                      });
+}
+
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
+  const int64_t nd = x.dim();
+  const int64_t d = nd == 0 ? 0 : wrap_dim(dim, nd, "unfold");
+  const int64_t extent = nd == 0 ? 1 : x.size(d);
+  const int64_t stride = nd == 0 ? 1 : x.stride(d);
+  EMBER_CHECK(size >= 0 && size <= extent, Error, "unfold: maximum size for tensor at dimension ", d, " is ", extent,
+              " but size is ", size);
+  EMBER_CHECK(step > 0, Error, "unfold: step is ", step, " but must be > 0");
+  const int64_t windows = (extent - size) / step + 1;
+  Shape shape = x.shape();
+  Strides strides = x.strides();
+  if (nd > 0) {
+    shape[d] = windows;
+    strides[d] = stride * step;
+  }
+  shape.push_back(size);
+  strides.push_back(stride);
+  const Shape in_shape = x.shape();
+  auto backward = [in_shape, d, size, step, windows](const autograd::TensorList& g, const autograd::TensorList&,
+                                                      const std::vector<bool>&) {
+    const Tensor& grad = g[0];
+    if (in_shape.empty()) return autograd::TensorList{grad.reshape({})};
+    // Put each window's elements next to its index (dims d and d + 1), then
+    // add window w's element k into input position w * step + k.
+    const int64_t nd_in = static_cast<int64_t>(in_shape.size());
+    Dims order;
+    for (int64_t i = 0; i <= d; ++i) order.push_back(i);
+    order.push_back(nd_in);
+    for (int64_t i = d + 1; i < nd_in; ++i) order.push_back(i);
+    Shape merged = in_shape;
+    merged[d] = windows * size;
+    const Tensor flat = permute(grad, order).reshape(merged);
+    const Tensor starts = arange(0, windows * step, step, DType::Int64, grad.device()).unsqueeze(1);
+    const Tensor positions = add(starts, arange(0, size, 1, DType::Int64, grad.device())).reshape({-1});
+    return autograd::TensorList{index_add(zeros(in_shape, grad.dtype(), grad.device()), d, positions, flat)};
+  };
+  return record_view("UnfoldBackward0", x, make_view(x, shape, strides, x.storage_offset()), backward);
 }
 
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std::optional<int64_t> end_in,

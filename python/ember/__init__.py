@@ -32,6 +32,7 @@ globals().update({k: v for k, v in vars(_C).items() if not k.startswith("_")})
 from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 from ember import autograd  # noqa: E402,F401
 from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
+from ember._tensor_extra import nanmean, nansum, unique, unique_consecutive  # noqa: E402,F401
 from ember._tensor import Size  # noqa: E402,F401
 from ember._memory_format import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
                                   memory_format, preserve_format)

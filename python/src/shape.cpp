@@ -1,5 +1,6 @@
 // Shape ops and views.
 #include <ember/core/ops/diagonal.h>
+#include <ember/core/ops/windows.h>
 
 #include "bind.h"
 
@@ -122,7 +123,8 @@ void init_shape(py::module_& m) {
   cls.def("diagonal", &ember::diagonal, py::arg("offset") = 0, py::arg("dim1") = 0, py::arg("dim2") = 1)
       .def("diag_embed", &ember::diag_embed, py::arg("offset") = 0, py::arg("dim1") = -2, py::arg("dim2") = -1)
       .def("diag", &ember::diag, py::arg("diagonal") = 0)
-      .def("trace", &ember::trace);
+      .def("trace", &ember::trace)
+      .def("unfold", &ember::unfold, py::arg("dimension"), py::arg("size"), py::arg("step"));
   auto triangle = [&m](const char* name, Tensor (*fn)(int64_t, int64_t, int64_t, DType, Device)) {
     m.def(name, [fn](int64_t row, int64_t col, int64_t offset, py::object dtype, py::object device, py::object) {
       return fn(row, col, offset, to_optional_dtype(dtype).value_or(DType::Int64), to_device(device));
