@@ -1,0 +1,104 @@
+"""median, kthvalue, quantile, searchsorted, bucketize, bincount and histc
+(python/ember/_sorting_extra.py) against numpy (and PyTorch where importable)."""
+import numpy as np
+import pytest
+
+import ember
+from harness import OpCase, make, table_tests, torch
+
+
+def np_lower_median(a, axis):
+    s = np.sort(a, axis=axis)
+    return np.take(s, (a.shape[axis] - 1) // 2, axis=axis)
+
+
+CASES = [
+    OpCase("median_dim", lambda a: ember.median(a, 1).values, lambda a: np_lower_median(a, 1), [[(3, 5)], [(2, 4)]],
+           dtypes=(np.float32, np.float64, np.int64)),
+    OpCase("median_all", lambda a: ember.median(a), lambda a: np_lower_median(a.reshape(-1), 0), [[(3, 4)], [(5,)]]),
+    OpCase("kthvalue", lambda a: ember.kthvalue(a, 2, 0).values, lambda a: np.sort(a, 0)[1], [[(4, 3)]]),
+    OpCase("quantile_linear", lambda a: ember.quantile(a, 0.3, dim=1), lambda a: np.quantile(a, 0.3, axis=1),
+           [[(3, 6)]], rtol=1e-5),
+    OpCase("quantile_all_midpoint", lambda a: ember.quantile(a, 0.75, interpolation="midpoint"),
+           lambda a: np.quantile(a, 0.75, method="midpoint"), [[(4, 5)]]),
+]
+
+test_forward, test_gradcheck = table_tests(CASES)
+
+
+def test_median_and_kthvalue_indices_and_nan():
+    x = ember.tensor([[4.0, 1.0, 3.0, 2.0], [9.0, 7.0, 8.0, 6.0]])
+    values, indices = ember.median(x, 1)
+    assert values.tolist() == [2.0, 7.0] and indices.tolist() == [3, 1]
+    assert ember.median(x, 1, keepdim=True).values.shape == (2, 1)
+    k = x.kthvalue(3, 1)
+    assert k.values.tolist() == [3.0, 8.0] and k.indices.tolist() == [2, 2]
+    nan = float("nan")
+    m = ember.median(ember.tensor([[1.0, nan, 3.0], [1.0, 2.0, 3.0]]), 1)
+    assert np.isnan(m.values[0].item()) and m.indices.tolist() == [1, 1]
+    assert np.isnan(ember.median(ember.tensor([1.0, nan])).item())
+    with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
+        x.kthvalue(5, 1)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_matches_numpy(interpolation):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((4, 7))
+    q = np.array([0.0, 0.1, 0.25, 0.5, 0.9, 1.0])
+    method = {"nearest": "nearest"}.get(interpolation, interpolation)
+    got = ember.quantile(ember.tensor(a), ember.tensor(q), dim=1, interpolation=interpolation).numpy()
+    np.testing.assert_allclose(got, np.quantile(a, q, axis=1, method=method), rtol=1e-12)
+    if torch is not None:
+        want = torch.quantile(torch.tensor(a), torch.tensor(q), dim=1, interpolation=interpolation).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert ember.quantile(ember.tensor(a), 0.5, dim=1, keepdim=True).shape == (4, 1)
+    assert np.isnan(ember.quantile(ember.tensor([1.0, float("nan"), 3.0]), 0.1).item())
+    with pytest.raises(RuntimeError, match="q values must be in the range"):
+        ember.quantile(ember.tensor(a), 1.5)
+
+
+def test_searchsorted_and_bucketize():
+    seq = np.array([1, 3, 5, 7, 9])
+    v = np.array([[0, 3, 6], [9, 10, 5]])
+    for right in (False, True):
+        got = ember.searchsorted(ember.tensor(seq), ember.tensor(v), right=right)
+        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, v, side="right" if right else "left"))
+        assert got.dtype == ember.int64
+    assert ember.searchsorted(ember.tensor(seq), 3, side="right").item() == 2
+    rows = ember.tensor([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]])
+    np.testing.assert_array_equal(ember.searchsorted(rows, ember.tensor([[2.5], [5.0]])).numpy(), [[2], [0]])
+    assert ember.searchsorted(ember.tensor(seq), ember.tensor(v), out_int32=True).dtype == ember.int32
+    unsorted = ember.tensor([5, 1, 3])
+    assert ember.searchsorted(unsorted, ember.tensor([4]), sorter=ember.argsort(unsorted)).tolist() == [2]
+    b = ember.bucketize(ember.tensor([1, 5, 10]), ember.tensor([1, 5, 9]))
+    assert b.tolist() == [0, 1, 3]
+    assert ember.bucketize(ember.tensor([1, 5, 10]), ember.tensor([1, 5, 9]), right=True).tolist() == [1, 2, 3]
+    long_values = ember.arange(100000) % 11
+    np.testing.assert_array_equal(ember.searchsorted(ember.tensor(seq), long_values).numpy(),
+                                  np.searchsorted(seq, long_values.numpy()))
+    with pytest.raises(RuntimeError, match="boundaries tensor should be 1 dimension or the first N-1"):
+        ember.searchsorted(rows, ember.tensor([1.0, 2.0, 3.0]))
+
+
+def test_bincount_and_histc():
+    x = ember.tensor([0, 1, 1, 3, 1])
+    assert ember.bincount(x).tolist() == [1, 3, 0, 1]
+    assert ember.bincount(x, minlength=6).tolist() == [1, 3, 0, 1, 0, 0]
+    w = ember.bincount(x, weights=ember.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert w.dtype == ember.float32 and w.tolist() == [1.0, 10.0, 0.0, 4.0]
+    assert ember.bincount(ember.tensor([], dtype=ember.int64)).numel() == 0
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ember.bincount(ember.tensor([-1, 2]))
+    data = np.random.default_rng(2).standard_normal(1000).astype(np.float32)
+    got = ember.histc(ember.tensor(data), bins=10, min=-2, max=2).numpy()
+    want, _ = np.histogram(data[(data >= -2) & (data <= 2)], bins=10, range=(-2, 2))
+    np.testing.assert_array_equal(got, want)
+    assert ember.histc(ember.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist() == [0.0, 2.0, 1.0, 0.0]
+    assert ember.histc(ember.tensor([1.0, 2.0, 1.0]), bins=2).tolist() == [2.0, 1.0]  # the data's own range
+
+
+def test_gradients_flow_to_the_picked_elements():
+    x = make(np.array([[4.0, 1.0, 3.0], [0.5, 2.0, 8.0]]), requires_grad=True)
+    ember.median(x, 1).values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 1], [0, 1, 0]])
