@@ -34,6 +34,7 @@ from ember import autograd  # noqa: E402,F401
 from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
 from ember._tensor import Size  # noqa: E402,F401
 from ember import backends, cuda, nn, optim, utils  # noqa: E402,F401
+from ember import linalg  # noqa: E402,F401
 from ember import amp  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)

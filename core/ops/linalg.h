@@ -1,0 +1,57 @@
+// The linalg family (torch.linalg): factorizations, solvers and the functions
+// built on them, for float32 and float64 matrices batched over leading dims,
+// on the CPU (LAPACK) and on CUDA (cuSOLVER). Every function is
+// differentiable; errors name the op as PyTorch's do ("linalg.inv: ...").
+// The norms (vector_norm, matrix_norm, norm) are compositions of reductions,
+// in python/ember/linalg.py.
+#pragma once
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include <ember/core/tensor.h>
+
+namespace ember::linalg {
+
+// A^-1 of square [..., n, n] matrices; singular -> ember::Error.
+Tensor inv(const Tensor& A);
+// X with A X = B (left) or X A = B (right). B is [..., n, k], or a vector
+// [n] / [..., n] (A's shape without the last dim); batch dims broadcast.
+Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+Tensor det(const Tensor& A);
+// (sign, log|det|); a singular matrix gives (0, -inf).
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
+// Lower L with A = L L^T (upper: U with A = U^T U); reads only that triangle.
+Tensor cholesky(const Tensor& A, bool upper = false);
+// mode "reduced" (Q [m, k], R [k, n]), "complete" (Q [m, m], R [m, n]) or
+// "r" (Q empty, R [k, n]); k = min(m, n).
+std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
+// Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices,
+// read from the lower ("L") or upper ("U") triangle.
+std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");
+Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
+// A = U diag(S) Vh, S descending; full_matrices: U [m, m], Vh [n, n], else
+// U [m, k], Vh [k, n].
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);
+Tensor svdvals(const Tensor& A);
+// Moore-Penrose pseudo-inverse through the SVD (eigh when hermitian):
+// singular values at most max(atol, rtol * largest) count as zero. Without
+// either, rtol = eps(dtype) * max(m, n); with only atol > 0, rtol = 0.
+Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+            bool hermitian = false);
+// A^n by repeated squaring (n < 0: inv(A)^-n; n = 0: the identity).
+Tensor matrix_power(const Tensor& A, int64_t n);
+
+}  // namespace ember::linalg
+
+namespace ember {
+
+// The top-level names PyTorch keeps for these.
+Tensor inverse(const Tensor& A);                             // linalg::inv
+Tensor det(const Tensor& A);                                 // linalg::det
+Tensor logdet(const Tensor& A);                              // log(det): nan for det < 0
+std::tuple<Tensor, Tensor> slogdet(const Tensor& A);         // linalg::slogdet
+Tensor pinverse(const Tensor& A, double rcond = 1e-15, bool hermitian = false);
+Tensor matrix_power(const Tensor& A, int64_t n);             // linalg::matrix_power
+
+}  // namespace ember

@@ -1,0 +1,152 @@
+"""ember.linalg: torch.linalg's functions.
+
+Factorizations and solvers are C++ (ember._C._linalg: LAPACK on the CPU,
+cuSOLVER on CUDA). The norms and the functions built on the decompositions
+(matrix_rank, cond) are compositions of ember ops here, so they run and
+differentiate on every device the ops do.
+"""
+import math
+
+import ember
+from ember._C._linalg import (  # noqa: F401
+    cholesky, det, eigh, eigvalsh, inv, matrix_power, pinv, qr, slogdet, solve, svd, svdvals,
+)
+
+__all__ = [
+    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+    "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+]
+
+matmul = ember.matmul
+
+def _check_floating(op, x):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point tensor as input. Got {x.dtype}")
+
+
+def _cast(x, dtype):
+    return x if dtype is None else x.to(dtype)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """sum(|x|^ord)^(1/ord) over `dim` (all elements when None); ord may be
+    inf, -inf or 0 (the number of nonzeros)."""
+    if not isinstance(x, ember.Tensor):
+        raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(x).__name__}")
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got '{ord}'")
+    _check_floating("linalg.vector_norm", x)
+    return ember.norm(_cast(x, dtype), float(ord), dim, keepdim)
+
+
+def _matrix_dims(op, A, dim):
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions, got shape {list(A.shape)}")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (int(d) for d in dim)
+    nd = A.dim()
+    for d in (d0, d1):
+        if not -nd <= d < nd:
+            raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {d})")
+    d0, d1 = d0 % nd, d1 % nd
+    if d0 == d1:
+        raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def _squeeze_dims(t, dims):
+    for d in sorted(dims, reverse=True):
+        t = t.squeeze(d)
+    return t
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norms over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1,
+    2, -2 (the last two and 'nuc' through the singular values)."""
+    op = "linalg.matrix_norm"
+    if not isinstance(A, ember.Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
+    _check_floating(op, A)
+    d0, d1 = _matrix_dims(op, A, dim)
+    A = _cast(A, dtype)
+    if ord == "fro":
+        return ember.norm(A, 2.0, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        moved = A.permute(*[d for d in range(A.dim()) if d not in (d0, d1)], d0, d1)
+        s = svdvals(moved)
+        if ord == "nuc":
+            out = s.sum(-1)
+        elif ord == 2:
+            out = s.amax(-1)
+        else:
+            out = s.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = out.unsqueeze(d)
+        return out
+    if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"{op}: Order {ord} not supported.")
+    # 1 / -1: the largest / smallest column sum; inf / -inf: the same over rows.
+    summed, reduced = (d0, d1) if ord in (1, -1) else (d1, d0)
+    sums = A.abs().sum(summed, keepdim=True)
+    out = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
+    return out if keepdim else _squeeze_dims(out, (d0, d1))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm (dim an int, or A 1-D) or a matrix norm (dim a pair, or
+    A 2-D with ord given); with neither ord nor dim, the 2-norm of all
+    elements."""
+    op = "linalg.norm"
+    if not isinstance(A, ember.Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is not None and len(dim) == 1:
+        if isinstance(ord, str):
+            raise RuntimeError(f"{op}: ord={ord!r} is a matrix norm; with one dim, ord must be a number")
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is not None:
+        raise RuntimeError(f"{op}: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.dim() == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.dim() == 1:
+        if isinstance(ord, str):
+            raise RuntimeError(f"{op}: ord={ord!r} is a matrix norm, but the input is 1-D")
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(f"{op}: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values (eigenvalue magnitudes when hermitian)
+    above max(atol, rtol * the largest); tolerances default as in pinv."""
+    _check_floating("linalg.matrix_rank", A)
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_rank: The input tensor A must have at least 2 dimensions, got shape "
+                           f"{list(A.shape)}")
+    with ember.no_grad():
+        s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    m, n = A.shape[-2], A.shape[-1]
+    if rtol is None:
+        eps = 1.1920928955078125e-07 if A.dtype == ember.float32 else 2.220446049250313e-16
+        rtol = 0.0 if (atol is not None and atol > 0) else eps * max(m, n)
+    atol = 0.0 if atol is None else atol
+    if s.shape[-1] == 0:
+        return ember.zeros(tuple(s.shape[:-1]), dtype=ember.int64, device=A.device)
+    tol = ember.maximum(s.amax(-1, keepdim=True) * rtol, ember.full_like(s[..., :1], atol))
+    return (s > tol).sum(-1)
+
+
+def cond(A, p=None):
+    """The condition number: ||A|| ||A^-1|| in the norm p (None or 2: the
+    ratio of the extreme singular values)."""
+    _check_floating("linalg.cond", A)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
