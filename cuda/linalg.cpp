@@ -3,6 +3,9 @@
 // core/cpu/linalg.h (batched column-major matrices worked on in place, int32
 // pivots and info codes on the GPU, checked by the front-end).
 //
+// Triangular solves are cuBLAS's trsm (cuSOLVER has none for a general
+// right-hand side), on ember's cuBLAS handle.
+//
 // The cuSOLVER handle is kept per device in ember's CUDA context (created at
 // the first call, bound to the current stream at each). Workspaces are ember
 // tensors, so they come from the caching allocator and are counted with the
@@ -16,6 +19,7 @@
 
 #include <climits>
 #include <mutex>
+#include <type_traits>
 
 #include <cusolverDn.h>
 
@@ -201,6 +205,30 @@ void cholesky(const Tensor& a, bool upper, const Tensor& info) {
     for (int64_t i = 0; i < batch; ++i) {
       EMBER_CUSOLVER_CHECK(Solver<T>::potrf(h, uplo, n, matrix<T>(a, i), lda, work.data<T>(), lwork,
                                             info.data<int32_t>() + i));
+    }
+  });
+}
+
+void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular) {
+  const int device = a.device().index;
+  DeviceGuard guard(device);
+  const int n = as_int(cols_of(a), "solve_triangular"), k = as_int(cols_of(b), "solve_triangular");
+  const int ld = std::max(n, 1);
+  const int64_t batch = batch_of(a);
+  const cublasFillMode_t uplo = upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  const cublasDiagType_t diag = unitriangular ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+  dispatch(a, "solve_triangular", [&](auto tag) {
+    using T = decltype(tag);
+    cublasHandle_t h = cublas_handle(device);
+    const T one = 1;
+    for (int64_t i = 0; i < batch; ++i) {
+      if constexpr (std::is_same_v<T, float>) {
+        EMBER_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, uplo, CUBLAS_OP_N, diag, n, k, &one, matrix<T>(a, i), ld,
+                                       matrix<T>(b, i), ld));
+      } else {
+        EMBER_CUBLAS_CHECK(cublasDtrsm(h, CUBLAS_SIDE_LEFT, uplo, CUBLAS_OP_N, diag, n, k, &one, matrix<T>(a, i), ld,
+                                       matrix<T>(b, i), ld));
+      }
     }
   });
 }

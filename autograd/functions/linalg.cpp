@@ -38,7 +38,9 @@ Tensor inverse_gaps(const Tensor& v) {
 }
 
 // B R^-T for upper triangular R: (R^-1 B^T)^T.
-Tensor times_inverse_transpose(const Tensor& B, const Tensor& R) { return mT(linalg::solve(R, mT(B))); }
+Tensor times_inverse_transpose(const Tensor& B, const Tensor& R) {
+  return mT(linalg::solve_triangular(R, mT(B), /*upper=*/true));
+}
 
 }  // namespace
 
@@ -55,6 +57,21 @@ Vjp solve_backward() {
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
     const Tensor gB = linalg::solve(mT(s[0]), g[0]);
     return TensorList{need[0] ? neg(matmul(gB, mT(s[1]))) : Tensor(), need[1] ? gB : Tensor()};
+  };
+}
+
+// As solve's, with A^T's triangle for gB, and gA kept to the triangle A is
+// read from (strictly, when its diagonal is taken as ones).
+Vjp solve_triangular_backward(bool upper, bool unitriangular) {
+  return [upper, unitriangular](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
+    const Tensor gB = linalg::solve_triangular(mT(s[0]), g[0], !upper, true, unitriangular);
+    Tensor gA;
+    if (need[0]) {
+      const Tensor full = neg(matmul(gB, mT(s[1])));
+      const int64_t offset = unitriangular ? 1 : 0;
+      gA = upper ? triu(full, offset) : tril(full, -offset);
+    }
+    return TensorList{gA, need[1] ? gB : Tensor()};
   };
 }
 
@@ -80,8 +97,9 @@ Vjp cholesky_backward() {
     const Tensor& L = s[0];
     const Tensor M = matmul(mT(L), g[0]);
     const Tensor phi = sub(tril(M), scaled(diag_embed(diagonal(M)), 0.5));
-    const Tensor Linv = linalg::inv(L);
-    const Tensor gA = matmul(matmul(mT(Linv), phi), Linv);
+    // L^-T phi L^-1, as two triangular solves.
+    const Tensor right = linalg::solve_triangular(L, phi, /*upper=*/false, /*left=*/false);  // phi L^-1
+    const Tensor gA = linalg::solve_triangular(mT(L), right, /*upper=*/true);
     return TensorList{scaled(add(gA, mT(gA)), 0.5)};
   };
 }

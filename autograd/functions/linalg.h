@@ -11,6 +11,7 @@ namespace ember::autograd::functions {
 
 Vjp inv_backward();                           // saved: X = A^-1
 Vjp solve_backward();                         // saved: A, X (inputs A, B; B a batch of matrices)
+Vjp solve_triangular_backward(bool upper, bool unitriangular);  // saved: A, X (left)
 Vjp det_backward();                           // saved: A, det
 Vjp slogdet_backward();                       // saved: A (outputs sign, logabsdet)
 Vjp cholesky_backward();                      // saved: L (lower)

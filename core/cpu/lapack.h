@@ -43,6 +43,12 @@ void EMBER_LAPACK(dgetrs)(const char* trans, const Int* n, const Int* nrhs, cons
                           const Int* ipiv, double* b, const Int* ldb, Int* info, size_t trans_len);
 void EMBER_LAPACK(spotrf)(const char* uplo, const Int* n, float* a, const Int* lda, Int* info, size_t uplo_len);
 void EMBER_LAPACK(dpotrf)(const char* uplo, const Int* n, double* a, const Int* lda, Int* info, size_t uplo_len);
+void EMBER_LAPACK(strtrs)(const char* uplo, const char* trans, const char* diag, const Int* n, const Int* nrhs,
+                          const float* a, const Int* lda, float* b, const Int* ldb, Int* info, size_t uplo_len,
+                          size_t trans_len, size_t diag_len);
+void EMBER_LAPACK(dtrtrs)(const char* uplo, const char* trans, const char* diag, const Int* n, const Int* nrhs,
+                          const double* a, const Int* lda, double* b, const Int* ldb, Int* info, size_t uplo_len,
+                          size_t trans_len, size_t diag_len);
 void EMBER_LAPACK(sgeqrf)(const Int* m, const Int* n, float* a, const Int* lda, float* tau, float* work,
                           const Int* lwork, Int* info);
 void EMBER_LAPACK(dgeqrf)(const Int* m, const Int* n, double* a, const Int* lda, double* tau, double* work,
@@ -80,6 +86,13 @@ inline void getrs(Int n, Int nrhs, const double* a, Int lda, const Int* ipiv, do
 
 inline void potrf(char uplo, Int n, float* a, Int lda, Int* info) { EMBER_LAPACK(spotrf)(&uplo, &n, a, &lda, info, 1); }
 inline void potrf(char uplo, Int n, double* a, Int lda, Int* info) { EMBER_LAPACK(dpotrf)(&uplo, &n, a, &lda, info, 1); }
+
+inline void trtrs(char uplo, char diag, Int n, Int nrhs, const float* a, Int lda, float* b, Int ldb, Int* info) {
+  EMBER_LAPACK(strtrs)(&uplo, "N", &diag, &n, &nrhs, a, &lda, b, &ldb, info, 1, 1, 1);
+}
+inline void trtrs(char uplo, char diag, Int n, Int nrhs, const double* a, Int lda, double* b, Int ldb, Int* info) {
+  EMBER_LAPACK(dtrtrs)(&uplo, "N", &diag, &n, &nrhs, a, &lda, b, &ldb, info, 1, 1, 1);
+}
 
 inline void geqrf(Int m, Int n, float* a, Int lda, float* tau, float* work, Int lwork, Int* info) {
   EMBER_LAPACK(sgeqrf)(&m, &n, a, &lda, tau, work, &lwork, info);

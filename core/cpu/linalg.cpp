@@ -45,6 +45,22 @@ Int work_size(T answer) {
   return std::max<Int>(1, static_cast<Int>(answer));
 }
 
+// x = A^-1 x by forward (lower) or back (upper) substitution, column-major
+// n x n A and n x k x: the fallback of triangular_solve for singular A.
+template <class T>
+void substitute(const T* a, T* x, int64_t n, int64_t k, bool upper, bool unit) {
+  for (int64_t c = 0; c < k; ++c) {
+    T* col = x + c * n;
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t i = upper ? n - 1 - step : step;
+      T s = col[i];
+      const int64_t lo = upper ? i + 1 : 0, hi = upper ? n : i;
+      for (int64_t j = lo; j < hi; ++j) s -= a[i + j * n] * col[j];
+      col[i] = unit ? s : s / a[i + i * n];
+    }
+  }
+}
+
 template <class F>
 void dispatch(const Tensor& t, const char* op, const F& f) {
   switch (t.dtype()) {
@@ -102,6 +118,24 @@ void cholesky(const Tensor& a, bool upper, const Tensor& info) {
         Int status = 0;
         lapack::potrf(upper ? 'U' : 'L', n, matrix<T>(a, i), std::max<Int>(n, 1), &status);
         inf[i] = static_cast<int32_t>(status);
+      }
+    });
+  });
+}
+
+void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular) {
+  const Int n = static_cast<Int>(a.size(-1 + a.dim()));
+  const Int k = static_cast<Int>(b.size(-1 + b.dim()));
+  dispatch(a, "triangular_solve", [&](auto tag) {
+    using T = decltype(tag);
+    for_each_matrix(batch_of(a), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        Int status = 0;
+        lapack::trtrs(upper ? 'U' : 'L', unitriangular ? 'U' : 'N', n, k, matrix<T>(a, i), std::max<Int>(n, 1),
+                      matrix<T>(b, i), std::max<Int>(n, 1), &status);
+        // trtrs refuses a zero on the diagonal (info > 0, b untouched);
+        // PyTorch's trsm divides by it: substitute by hand then.
+        if (status > 0) substitute(matrix<T>(a, i), matrix<T>(b, i), n, k, upper, unitriangular);
       }
     });
   });
@@ -214,6 +248,7 @@ namespace {
 void lu_factor(const Tensor&, const Tensor&, const Tensor&) { no_lapack("lu_factor"); }
 void lu_solve(const Tensor&, const Tensor&, const Tensor&) { no_lapack("lu_solve"); }
 void cholesky(const Tensor&, bool, const Tensor&) { no_lapack("cholesky"); }
+void triangular_solve(const Tensor&, const Tensor&, bool, bool) { no_lapack("solve_triangular"); }
 void geqrf(const Tensor&, const Tensor&) { no_lapack("qr"); }
 void orgqr(const Tensor&, const Tensor&) { no_lapack("qr"); }
 void eigh(const Tensor&, const Tensor&, bool, bool, const Tensor&) { no_lapack("eigh"); }

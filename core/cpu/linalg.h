@@ -25,6 +25,10 @@ void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b);
 // (potrf); the other triangle is left as it was. info > 0: the leading minor
 // of that order is not positive-definite.
 void cholesky(const Tensor& a, bool upper, const Tensor& info);
+// b = A^-1 b for triangular A, read from its upper or lower triangle (the
+// other is ignored), its diagonal taken as ones when `unitriangular`
+// (trtrs). A zero on the diagonal gives infinities, as in PyTorch: no info.
+void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular);
 // Householder QR of a [batch..., m, n] (geqrf): R in the upper triangle,
 // the reflectors below it, their scales in tau [batch..., min(m, n)].
 void geqrf(const Tensor& a, const Tensor& tau);

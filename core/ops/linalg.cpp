@@ -115,6 +115,10 @@ void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
 void cholesky(const Tensor& a, bool upper, const Tensor& info) {
   a.device().is_cuda() ? cuda::cholesky(a, upper, info) : cpu::cholesky(a, upper, info);
 }
+void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular) {
+  a.device().is_cuda() ? cuda::triangular_solve(a, b, upper, unitriangular)
+                       : cpu::triangular_solve(a, b, upper, unitriangular);
+}
 void geqrf(const Tensor& a, const Tensor& tau) {
   a.device().is_cuda() ? cuda::geqrf(a, tau) : cpu::geqrf(a, tau);
 }
@@ -226,6 +230,38 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   }
   if (autograd::any_requires_grad({A, B})) {
     autograd::record("LinalgSolveExBackward0", {A, B}, {X}, {A, X}, functions::solve_backward());
+  }
+  return X;
+}
+
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  const char* op = "linalg.solve_triangular";
+  check_matrix(op, A, true);
+  EMBER_CHECK(B.defined(), ValueError, op, ": got an undefined tensor");
+  EMBER_CHECK(B.dim() >= 2, Error, op, ": The input tensor B must have at least 2 dimensions, got shape ",
+              B.shape_str());
+  EMBER_CHECK(A.dtype() == B.dtype(), Error, op, ": Expected A and B to have the same dtype, but found A of type ",
+              dtype_name(A.dtype()), " and B of type ", dtype_name(B.dtype()), " instead");
+  common_device(op, {A, B});
+  if (!left) {  // X A = B  <=>  A^T X^T = B^T, and A^T's triangle is the other one
+    return transpose(solve_triangular(transpose(A, -2, -1), transpose(B, -2, -1), !upper, true, unitriangular), -2,
+                     -1);
+  }
+  const int64_t n = A.size(A.dim() - 1);
+  EMBER_CHECK(B.size(B.dim() - 2) == n, Error, op, ": Incompatible shapes of A and B for the equation AX = B (", n,
+              "x", n, " and ", B.size(B.dim() - 2), "x", B.size(B.dim() - 1), ")");
+  const Shape batch = broadcast_shapes(batch_shape(A), batch_shape(B), op);
+  const int64_t k = B.size(B.dim() - 1);
+  Tensor X;
+  {
+    autograd::NoGradGuard no_grad;
+    const Tensor a = column_major(A, batch);
+    X = column_major(expand(B, with_matrix(batch, n, k)), batch);
+    if (X.numel() > 0 && a.numel() > 0) kernel::triangular_solve(a, X, upper, unitriangular);
+  }
+  if (autograd::any_requires_grad({A, B})) {
+    autograd::record("LinalgSolveTriangularBackward0", {A, B}, {X}, {A, X},
+                     functions::solve_triangular_backward(upper, unitriangular));
   }
   return X;
 }

@@ -18,6 +18,10 @@ Tensor inv(const Tensor& A);
 // X with A X = B (left) or X A = B (right). B is [..., n, k], or a vector
 // [n] / [..., n] (A's shape without the last dim); batch dims broadcast.
 Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
+// X with A X = B (left) or X A = B for triangular A, read from its upper or
+// lower triangle (unitriangular: its diagonal taken as ones). B is a batch of
+// matrices; batch dims broadcast. A zero on the diagonal gives inf/nan.
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 Tensor det(const Tensor& A);
 // (sign, log|det|); a singular matrix gives (0, -inf).
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);

@@ -31,6 +31,7 @@ namespace kernel {
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info);
 void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b);
 void cholesky(const Tensor& a, bool upper, const Tensor& info);
+void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular);
 void geqrf(const Tensor& a, const Tensor& tau);
 void orgqr(const Tensor& q, const Tensor& tau);
 void eigh(const Tensor& a, const Tensor& w, bool upper, bool vectors, const Tensor& info);

@@ -9,12 +9,13 @@ import math
 
 import ember
 from ember._C._linalg import (  # noqa: F401
-    cholesky, det, eigh, eigvalsh, inv, matrix_power, pinv, qr, slogdet, solve, svd, svdvals,
+    cholesky, det, eigh, eigvalsh, inv, matrix_power, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
 
 __all__ = [
     "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-    "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+    "vector_norm",
 ]
 
 matmul = ember.matmul
@@ -150,3 +151,48 @@ def cond(A, p=None):
         s = svdvals(A)
         return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def vecdot(x, y, *, dim=-1):
+    """The dot product of vectors along `dim` (real tensors: sum(x * y, dim)), broadcasting."""
+    return (x * y).sum(dim)
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices (the first and last may be vectors),
+    in the cheapest order."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"linalg.multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    mats = [t.unsqueeze(0) if i == 0 and first_vec else t.unsqueeze(-1) if i == len(tensors) - 1 and last_vec else t
+            for i, t in enumerate(tensors)]
+    for i, t in enumerate(mats):
+        if t.dim() != 2:
+            raise RuntimeError(f"linalg.multi_dot(): tensor {i} must be 2D but got {tensors[i].dim()}D")
+    dims = [mats[0].shape[0]] + [t.shape[1] for t in mats]
+    n = len(mats)
+    # cost[i][j]: fewest multiplications for mats[i..j]; split[i][j]: where to split
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return product(i, k) @ product(k + 1, j)
+
+    out = product(0, n - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out

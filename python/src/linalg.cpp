@@ -52,6 +52,8 @@ void init_linalg(py::module_& m) {
 
   la.def("inv", &linalg::inv, py::arg("A"));
   la.def("solve", &linalg::solve, py::arg("A"), py::arg("B"), py::kw_only(), py::arg("left") = true);
+  la.def("solve_triangular", &linalg::solve_triangular, py::arg("A"), py::arg("B"), py::kw_only(), py::arg("upper"),
+         py::arg("left") = true, py::arg("unitriangular") = false);
   la.def("det", &linalg::det, py::arg("A"));
   la.def("slogdet", [slogdet_t](const Tensor& A) {
     auto [sign, logabsdet] = linalg::slogdet(A);

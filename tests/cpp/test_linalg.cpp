@@ -45,6 +45,17 @@ TEST_CASE("linalg: solve with matrix, vector and broadcast right-hand sides", "[
   require_values(matmul(right, a), to_vector(B.t()), 1e-12);
 }
 
+TEST_CASE("linalg: solve_triangular reads one triangle", "[linalg]") {
+  const Tensor L = linalg::cholesky(spd3());
+  const Tensor B = values({1, 2, 3, 4, 5, 6}, {3, 2}, DType::Float64);
+  // L^T's zero upper part is filled with garbage that must not be read.
+  const Tensor garbage = add(L, triu(ones({3, 3}, DType::Float64), 1));
+  const Tensor X = linalg::solve_triangular(garbage, B, /*upper=*/false);
+  require_values(matmul(L, X), to_vector(B), 1e-12);
+  const Tensor Y = linalg::solve_triangular(L.t(), B.t(), /*upper=*/true, /*left=*/false);  // Y L^T = B^T
+  require_values(matmul(Y, L.t()), to_vector(B.t()), 1e-12);
+}
+
 TEST_CASE("linalg: det, slogdet and logdet", "[linalg]") {
   CHECK(linalg::det(spd3()).item().to_double() == Approx(43));
   const Tensor swap = values({0, 1, 1, 0}, {2, 2}, DType::Float64);

@@ -59,6 +59,12 @@ def test_lu_based_functions_match_the_cpu(dtype):
     close(LA.solve(ga, gb), LA.solve(ca, cb), dtype, "solve")
     close(LA.solve(ga, gb[..., 0]), LA.solve(ca, cb[..., 0]), dtype, "solve vector")
     close(LA.solve(ga[0], gb), LA.solve(ca[0], cb), dtype, "solve broadcast")
+    for upper in (True, False):
+        for left in (True, False):
+            rhs_c, rhs_g = (cb, gb) if left else (cb.transpose(-2, -1), gb.transpose(-2, -1))
+            close(LA.solve_triangular(ga, rhs_g, upper=upper, left=left, unitriangular=not upper),
+                  LA.solve_triangular(ca, rhs_c, upper=upper, left=left, unitriangular=not upper), dtype,
+                  f"solve_triangular upper={upper} left={left}")
     close(LA.det(ga), LA.det(ca), dtype, "det")
     for g, c in zip(LA.slogdet(ga), LA.slogdet(ca)):
         close(g, c, dtype, "slogdet")

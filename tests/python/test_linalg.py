@@ -138,6 +138,15 @@ CASES = [
            lambda a, b: np.swapaxes(np.linalg.solve(np.swapaxes(np_well_conditioned(a), -1, -2),
                                                     np.swapaxes(b, -1, -2)), -1, -2),
            [[(3, 3), (2, 3)], [(2, 3, 3), (2, 4, 3)]], dtypes=FLOATS, rtol=1e-4, atol=1e-5),
+    OpCase("linalg.solve_triangular", lambda a, b: LA.solve_triangular(well_conditioned(a), b, upper=True),
+           lambda a, b: np.linalg.solve(np.triu(np_well_conditioned(a)), b),
+           [[(3, 3), (3, 2)], [(2, 3, 3), (3, 1)], [(1, 1), (2, 1, 4)], [(0, 2, 2), (2, 3)]], dtypes=FLOATS,
+           rtol=1e-4, atol=1e-5),
+    OpCase("linalg.solve_triangular_lower_right", lambda a, b: LA.solve_triangular(
+               well_conditioned(a), b, upper=False, left=False, unitriangular=True),
+           lambda a, b: np.swapaxes(np.linalg.solve(np.swapaxes(np.tril(a, -1) + np.eye(a.shape[-1], dtype=a.dtype),
+                                                                -1, -2), np.swapaxes(b, -1, -2)), -1, -2),
+           [[(3, 3), (2, 3)], [(2, 3, 3), (2, 4, 3)]], dtypes=FLOATS, rtol=1e-4, atol=1e-5),
     OpCase("linalg.det", LA.det, np.linalg.det, SQUARE, dtypes=FLOATS, rtol=1e-4, atol=1e-5),
     OpCase("linalg.slogdet", lambda a: ember.stack(list(LA.slogdet(well_conditioned(a)))),
            lambda a: np.stack(np.linalg.slogdet(np_well_conditioned(a))), SQUARE, dtypes=FLOATS, rtol=1e-4, atol=1e-5),
@@ -324,6 +333,46 @@ def test_matrix_rank_and_cond():
     b = random_array((2, 3, 3), np.float64) + 3 * np.eye(3)
     assert_close(LA.cond(make(b)), np.linalg.cond(b), 1e-9, 1e-9)
     assert_close(LA.cond(make(b), "fro"), np.linalg.cond(b, "fro"), 1e-9, 1e-9)
+
+
+def test_solve_triangular_reads_one_triangle_and_divides_by_zero():
+    a = random_array((4, 4), np.float64) + 4 * np.eye(4)
+    b = random_array((4, 3), np.float64)
+    for upper in (True, False):
+        tri = np.triu(a) if upper else np.tril(a)
+        assert_close(LA.solve_triangular(make(a), make(b), upper=upper), np.linalg.solve(tri, b), 1e-10, 1e-12)
+    singular = np.triu(a)
+    singular[3, 3] = 0.0
+    x = to_numpy(LA.solve_triangular(make(singular), make(b), upper=True))
+    assert np.all(np.isinf(x[3]))          # the last row divides by the zero, as PyTorch's trsm
+    with pytest.raises(RuntimeError, match=r"linalg.solve_triangular: The input tensor B must have at least 2"):
+        LA.solve_triangular(make(a), make(b[:, 0]), upper=True)
+    with pytest.raises(TypeError):
+        LA.solve_triangular(make(a), make(b))   # upper is required, as in PyTorch
+    with pytest.raises(RuntimeError, match=r"linalg.solve_triangular: Incompatible shapes"):
+        LA.solve_triangular(make(a), make(b[:3]), upper=False)
+    t = make(random_array((3, 3), np.float64) + 3 * np.eye(3), requires_grad=True)
+    rhs = make(random_array((3, 2), np.float64), requires_grad=True)
+    for upper in (True, False):
+        for unit in (True, False):
+            assert ember.autograd.gradcheck(
+                lambda x, y: LA.solve_triangular(x, y, upper=upper, unitriangular=unit), [t, rhs])
+            LA.solve_triangular(t, rhs, upper=upper, unitriangular=unit).sum().backward()
+            g = to_numpy(t.grad)
+            untouched = np.tril(g, -1 if not unit else 0) if upper else np.triu(g, 1 if not unit else 0)
+            assert np.all(untouched == 0)       # no gradient where A is not read
+            t.grad = None
+
+
+def test_multi_dot_and_vecdot():
+    mats = [random_array(s, np.float64) for s in [(5,), (5, 2), (2, 6), (6, 3), (3,)]]
+    assert_close(LA.multi_dot([make(m) for m in mats]), np.linalg.multi_dot(mats), 1e-10, 1e-12)
+    assert_close(LA.multi_dot([make(m) for m in mats[1:4]]), np.linalg.multi_dot(mats[1:4]), 1e-10, 1e-12)
+    with pytest.raises(RuntimeError, match="multi_dot"):
+        LA.multi_dot([make(mats[1])])
+    x, y = random_array((2, 3), np.float64), random_array((3,), np.float64)
+    assert_close(LA.vecdot(make(x), make(y)), x @ y, 1e-12, 1e-12)
+    assert_close(LA.vecdot(make(x), make(x), dim=0), (x * x).sum(0), 1e-12, 1e-12)
 
 
 # ---- norms
