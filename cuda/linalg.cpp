@@ -157,22 +157,22 @@ void check_scratch_info(const Tensor& info, const char* op) {
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info) {
   const int device = a.device().index;
   DeviceGuard guard(device);
-  const int n = as_int(cols_of(a), "lu_factor"), lda = std::max(n, 1);
-  const int64_t batch = batch_of(a);
+  const int m = as_int(rows_of(a), "lu_factor"), n = as_int(cols_of(a), "lu_factor"), lda = std::max(m, 1);
+  const int64_t k = std::min(m, n), batch = batch_of(a);
   dispatch(a, "lu_factor", [&](auto tag) {
     using T = decltype(tag);
     cusolverDnHandle_t h = cusolver_handle(device);
     int lwork = 0;
-    EMBER_CUSOLVER_CHECK(Solver<T>::getrf_bufferSize(h, n, n, a.data<T>(), lda, &lwork));
+    EMBER_CUSOLVER_CHECK(Solver<T>::getrf_bufferSize(h, m, n, a.data<T>(), lda, &lwork));
     const Tensor work = workspace(a, lwork);
     for (int64_t i = 0; i < batch; ++i) {
-      EMBER_CUSOLVER_CHECK(Solver<T>::getrf(h, n, n, matrix<T>(a, i), lda, work.data<T>(),
-                                            pivots.data<int32_t>() + i * n, info.data<int32_t>() + i));
+      EMBER_CUSOLVER_CHECK(Solver<T>::getrf(h, m, n, matrix<T>(a, i), lda, work.data<T>(),
+                                            pivots.data<int32_t>() + i * k, info.data<int32_t>() + i));
     }
   });
 }
 
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose) {
   const int device = lu.device().index;
   DeviceGuard guard(device);
   const int n = as_int(cols_of(lu), "lu_solve"), k = as_int(cols_of(b), "lu_solve"), ld = std::max(n, 1);
@@ -182,7 +182,7 @@ void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
     using T = decltype(tag);
     cusolverDnHandle_t h = cusolver_handle(device);
     for (int64_t i = 0; i < batch; ++i) {
-      EMBER_CUSOLVER_CHECK(Solver<T>::getrs(h, CUBLAS_OP_N, n, k, matrix<T>(lu, i), ld,
+      EMBER_CUSOLVER_CHECK(Solver<T>::getrs(h, transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n, k, matrix<T>(lu, i), ld,
                                             pivots.data<int32_t>() + i * n, matrix<T>(b, i), ld,
                                             info.data<int32_t>() + i));
     }

@@ -9,7 +9,7 @@
 namespace ember::cuda {
 
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info);
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b);
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose = false);
 void cholesky(const Tensor& a, bool upper, const Tensor& info);
 void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular);  // cuBLAS trsm
 void geqrf(const Tensor& a, const Tensor& tau);

@@ -13,7 +13,7 @@ namespace {
 }  // namespace
 
 void lu_factor(const Tensor&, const Tensor&, const Tensor&) { no_cuda_linalg("lu_factor"); }
-void lu_solve(const Tensor&, const Tensor&, const Tensor&) { no_cuda_linalg("lu_solve"); }
+void lu_solve(const Tensor&, const Tensor&, const Tensor&, bool) { no_cuda_linalg("lu_solve"); }
 void cholesky(const Tensor&, bool, const Tensor&) { no_cuda_linalg("cholesky"); }
 void triangular_solve(const Tensor&, const Tensor&, bool, bool) { no_cuda_linalg("solve_triangular"); }
 void geqrf(const Tensor&, const Tensor&) { no_cuda_linalg("qr"); }

@@ -89,6 +89,52 @@ Vjp slogdet_backward() {
   };
 }
 
+namespace {
+// gA for A = P L U (square) from the gradients of L (unit lower) and U (upper):
+// with X = L^-1 P^T dA U^-1, dL = L tril(X, -1) and dU = triu(X) U, so
+//   gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T.
+Tensor lu_grad(const Tensor& L, const Tensor& U, const Tensor& P, const Tensor& gL, const Tensor& gU) {
+  const Tensor M = add(tril(matmul(mT(L), gL), -1), triu(matmul(gU, mT(U))));
+  const Tensor left = linalg::solve_triangular(mT(L), M, /*upper=*/true, /*left=*/true, /*unitriangular=*/true);
+  return matmul(P, linalg::solve_triangular(mT(U), left, /*upper=*/false, /*left=*/false));
+}
+
+void check_square_lu(const Tensor& L, const Tensor& U, const char* op) {
+  EMBER_CHECK(L.size(L.dim() - 2) == U.size(U.dim() - 1), NotImplementedError, op,
+              ": the derivative is implemented for square matrices only, got ", L.size(L.dim() - 2), " x ",
+              U.size(U.dim() - 1));
+}
+}  // namespace
+
+Vjp lu_backward(bool compact) {
+  return [compact](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor &L = s[0], &U = s[1], &P = s[2];
+    check_square_lu(L, U, compact ? "linalg.lu_factor" : "linalg.lu");
+    // The compact LU holds L's strict lower part and U: split its gradient.
+    const Tensor gL = compact ? tril(g[0], -1) : g[0];
+    const Tensor gU = compact ? triu(g[0]) : g[1];
+    return TensorList{lu_grad(L, U, P, gL, gU)};
+  };
+}
+
+// X = A^-1 B (A^-T B when adjoint), A = P L U given as (LU, pivots):
+// gB = A^-T g (A^-1 g), gA = -gB X^T (-X gB^T), and LU's gradient is gA
+// pulled back through A = P L U: gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA).
+Vjp lu_solve_backward(bool adjoint) {
+  return [adjoint](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
+    const Tensor &LU = s[0], &pivots = s[1], &X = s[2];
+    const Tensor gB = linalg::lu_solve(LU, pivots, g[0], /*left=*/true, !adjoint);
+    Tensor gLU;
+    if (need[0]) {
+      const Tensor &L = s[3], &U = s[4], &P = s[5];
+      const Tensor gA = neg(adjoint ? matmul(X, mT(gB)) : matmul(gB, mT(X)));
+      const Tensor PtgA = matmul(mT(P), gA);
+      gLU = add(tril(matmul(PtgA, mT(U)), -1), triu(matmul(mT(L), PtgA)));
+    }
+    return TensorList{gLU, need[1] ? gB : Tensor()};
+  };
+}
+
 // A = L L^T. With S = L^-1 dA L^-T, dL = L phi(S), phi keeping the lower
 // triangle with the diagonal halved; phi is self-adjoint, so
 // gA = L^-T phi(L^T gL) L^-1, symmetrized (A is symmetric).

@@ -14,6 +14,8 @@ Vjp solve_backward();                         // saved: A, X (inputs A, B; B a b
 Vjp solve_triangular_backward(bool upper, bool unitriangular);  // saved: A, X (left)
 Vjp det_backward();                           // saved: A, det
 Vjp slogdet_backward();                       // saved: A (outputs sign, logabsdet)
+Vjp lu_backward(bool compact);                // saved: L, U, P (grads: LU when compact, else L and U)
+Vjp lu_solve_backward(bool adjoint);          // saved: LU, pivots, X, and L, U, P when LU needs a gradient
 Vjp cholesky_backward();                      // saved: L (lower)
 Vjp qr_backward(const std::string& mode);     // saved: Q, R
 Vjp eigh_backward();                          // saved: eigenvalues, eigenvectors

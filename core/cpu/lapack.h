@@ -77,11 +77,12 @@ namespace ember::cpu::lapack {
 inline void getrf(Int m, Int n, float* a, Int lda, Int* ipiv, Int* info) { EMBER_LAPACK(sgetrf)(&m, &n, a, &lda, ipiv, info); }
 inline void getrf(Int m, Int n, double* a, Int lda, Int* ipiv, Int* info) { EMBER_LAPACK(dgetrf)(&m, &n, a, &lda, ipiv, info); }
 
-inline void getrs(Int n, Int nrhs, const float* a, Int lda, const Int* ipiv, float* b, Int ldb, Int* info) {
-  EMBER_LAPACK(sgetrs)("N", &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+inline void getrs(char trans, Int n, Int nrhs, const float* a, Int lda, const Int* ipiv, float* b, Int ldb, Int* info) {
+  EMBER_LAPACK(sgetrs)(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
-inline void getrs(Int n, Int nrhs, const double* a, Int lda, const Int* ipiv, double* b, Int ldb, Int* info) {
-  EMBER_LAPACK(dgetrs)("N", &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
+inline void getrs(char trans, Int n, Int nrhs, const double* a, Int lda, const Int* ipiv, double* b, Int ldb,
+                  Int* info) {
+  EMBER_LAPACK(dgetrs)(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);
 }
 
 inline void potrf(char uplo, Int n, float* a, Int lda, Int* info) { EMBER_LAPACK(spotrf)(&uplo, &n, a, &lda, info, 1); }

@@ -73,24 +73,25 @@ void dispatch(const Tensor& t, const char* op, const F& f) {
 }  // namespace
 
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info) {
-  const Int n = static_cast<Int>(a.size(-1 + a.dim()));
+  const Int m = static_cast<Int>(a.size(-2 + a.dim())), n = static_cast<Int>(a.size(-1 + a.dim()));
+  const Int k = std::min(m, n);
   int32_t* piv = pivots.data<int32_t>();
   int32_t* inf = info.data<int32_t>();
   dispatch(a, "lu_factor", [&](auto tag) {
     using T = decltype(tag);
     for_each_matrix(batch_of(a), [&](int64_t begin, int64_t end) {
-      std::vector<Int> ipiv(std::max<Int>(n, 1));
+      std::vector<Int> ipiv(std::max<Int>(k, 1));
       for (int64_t i = begin; i < end; ++i) {
         Int status = 0;
-        lapack::getrf(n, n, matrix<T>(a, i), std::max<Int>(n, 1), ipiv.data(), &status);
-        for (Int j = 0; j < n; ++j) piv[i * n + j] = static_cast<int32_t>(ipiv[j]);
+        lapack::getrf(m, n, matrix<T>(a, i), std::max<Int>(m, 1), ipiv.data(), &status);
+        for (Int j = 0; j < k; ++j) piv[i * k + j] = static_cast<int32_t>(ipiv[j]);
         inf[i] = static_cast<int32_t>(status);
       }
     });
   });
 }
 
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose) {
   const Int n = static_cast<Int>(lu.size(-1 + lu.dim()));
   const Int k = static_cast<Int>(b.size(-1 + b.dim()));
   const int32_t* piv = pivots.data<int32_t>();
@@ -101,7 +102,7 @@ void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
       for (int64_t i = begin; i < end; ++i) {
         for (Int j = 0; j < n; ++j) ipiv[j] = piv[i * n + j];
         Int status = 0;  // nonzero only for an illegal argument, which the front-end rules out
-        lapack::getrs(n, k, matrix<T>(lu, i), std::max<Int>(n, 1), ipiv.data(), matrix<T>(b, i),
+        lapack::getrs(transpose ? 'T' : 'N', n, k, matrix<T>(lu, i), std::max<Int>(n, 1), ipiv.data(), matrix<T>(b, i),
                       std::max<Int>(n, 1), &status);
       }
     });
@@ -246,7 +247,7 @@ namespace {
 }  // namespace
 
 void lu_factor(const Tensor&, const Tensor&, const Tensor&) { no_lapack("lu_factor"); }
-void lu_solve(const Tensor&, const Tensor&, const Tensor&) { no_lapack("lu_solve"); }
+void lu_solve(const Tensor&, const Tensor&, const Tensor&, bool) { no_lapack("lu_solve"); }
 void cholesky(const Tensor&, bool, const Tensor&) { no_lapack("cholesky"); }
 void triangular_solve(const Tensor&, const Tensor&, bool, bool) { no_lapack("solve_triangular"); }
 void geqrf(const Tensor&, const Tensor&) { no_lapack("qr"); }

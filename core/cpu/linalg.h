@@ -16,11 +16,13 @@ namespace ember::cpu {
 // Whether the linked BLAS carries LAPACK (cmake/blas.cmake).
 bool has_lapack();
 
-// a = P L U (getrf); pivots[i] is the 1-based row swapped with row i.
-// info > 0: U[info-1, info-1] is exactly zero.
+// a [batch..., m, n] = P L U (getrf); pivots [batch..., min(m, n)]: pivots[i]
+// is the 1-based row swapped with row i. info > 0: U[info-1, info-1] is
+// exactly zero.
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info);
-// b = A^-1 b from lu_factor's output (getrs); b is [batch..., n, k].
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b);
+// b = A^-1 b (A^-T b when `transpose`) from lu_factor's output of a square A
+// (getrs); b is [batch..., n, k].
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose = false);
 // The lower (or upper) Cholesky factor over a's lower (upper) triangle
 // (potrf); the other triangle is left as it was. info > 0: the leading minor
 // of that order is not positive-definite.

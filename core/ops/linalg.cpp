@@ -92,6 +92,10 @@ void check_info(const char* op, const Tensor& info, Failure failure) {
       case Failure::SolveSingular:
         throw Error(str(op, ": ", where, "The solver failed because the input matrix is singular (the diagonal "
                         "element ", code, " of its LU factorization is zero)."));
+      case Failure::LuSingular:
+        throw Error(str(op, ": ", where, "U[", code, ",", code, "] is zero and using it on lu_solve would result in a "
+                        "division by zero. If you still want to perform the factorization, consider calling "
+                        "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"));
       case Failure::NotPositiveDefinite:
         throw Error(str(op, ": ", where, "The factorization could not be completed because the input is not "
                         "positive-definite (the leading minor of order ", code, " is not positive-definite)."));
@@ -109,8 +113,8 @@ namespace kernel {
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info) {
   a.device().is_cuda() ? cuda::lu_factor(a, pivots, info) : cpu::lu_factor(a, pivots, info);
 }
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b) {
-  lu.device().is_cuda() ? cuda::lu_solve(lu, pivots, b) : cpu::lu_solve(lu, pivots, b);
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose) {
+  lu.device().is_cuda() ? cuda::lu_solve(lu, pivots, b, transpose) : cpu::lu_solve(lu, pivots, b, transpose);
 }
 void cholesky(const Tensor& a, bool upper, const Tensor& info) {
   a.device().is_cuda() ? cuda::cholesky(a, upper, info) : cpu::cholesky(a, upper, info);
@@ -134,12 +138,6 @@ void svd(const Tensor& a, const Tensor& u, const Tensor& s, const Tensor& vh, bo
 }
 }  // namespace kernel
 
-}  // namespace detail
-
-using namespace detail;
-
-namespace {
-
 Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
   batch.push_back(rows);
   batch.push_back(cols);
@@ -148,29 +146,40 @@ Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
 
 Tensor int32_empty(const Shape& shape, Device device) { return empty(shape, DType::Int32, device); }
 
-// P L U of A (no autograd): the factors, the pivots and the info codes.
-struct LU {
-  Tensor lu, pivots, info;
-};
-
 LU lu_factor_of(const Tensor& A, const Shape& batch) {
-  const int64_t n = A.size(A.dim() - 1);
+  const int64_t k = std::min(A.size(A.dim() - 2), A.size(A.dim() - 1));
   LU f;
   f.lu = column_major(A, batch);
   Shape piv_shape = batch;
-  piv_shape.push_back(n);
+  piv_shape.push_back(k);
   f.pivots = int32_empty(piv_shape, A.device());
   f.info = int32_empty(batch, A.device());
-  if (f.lu.numel() > 0) kernel::lu_factor(f.lu, f.pivots, f.info);
+  if (f.lu.numel() > 0) {
+    kernel::lu_factor(f.lu, f.pivots, f.info);
+  } else {
+    f.info.zero_();
+  }
   return f;
 }
 
-// X with A X = B for B [batch..., n, k] (no autograd).
-Tensor solve_matrices(const char* op, const Tensor& A, const Tensor& B, const Shape& batch, Failure failure) {
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+// X with A X = B for B [batch..., n, k] (no autograd); check_errors = false
+// leaves the singular matrices' info codes in *info.
+Tensor solve_matrices(const char* op, const Tensor& A, const Tensor& B, const Shape& batch, Failure failure,
+                      Tensor* info = nullptr) {
   const LU f = lu_factor_of(A, batch);
-  if (f.lu.numel() > 0) check_info(op, f.info, failure);
+  if (info) {
+    *info = f.info;
+  } else if (f.lu.numel() > 0) {
+    check_info(op, f.info, failure);
+  }
   Tensor X = column_major(B, batch);
-  if (X.numel() > 0 && f.lu.numel() > 0) kernel::lu_solve(f.lu, f.pivots, X);
+  if (X.numel() > 0 && f.lu.numel() > 0) kernel::lu_solve(f.lu, f.pivots, X, false);
   return X;
 }
 
@@ -185,19 +194,27 @@ Tensor permutation_sign(const Tensor& pivots, DType dtype) {
 
 }  // namespace
 
-Tensor inv(const Tensor& A) {
-  check_matrix("linalg.inv", A, true);
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
+  check_matrix("linalg.inv_ex", A, true);
   const int64_t n = A.size(A.dim() - 1);
   const Shape batch = batch_shape(A);
-  Tensor X;
+  Tensor X, info;
   {
     autograd::NoGradGuard no_grad;
     const Tensor identity = expand(eye(n, n, A.dtype(), A.device()), with_matrix(batch, n, n));
-    X = solve_matrices("linalg.inv", A, identity, batch, Failure::Singular);
+    X = solve_matrices("linalg.inv_ex", A, identity, batch, Failure::Singular, &info);
+    if (check_errors) check_info("linalg.inv_ex", info, Failure::Singular);
   }
   if (autograd::any_requires_grad({A})) {
     autograd::record("LinalgInvExBackward0", {A}, {X}, {X}, functions::inv_backward());
   }
+  return {X, info};
+}
+
+Tensor inv(const Tensor& A) {
+  check_matrix("linalg.inv", A, true);
+  auto [X, info] = inv_ex(A, false);
+  check_info("linalg.inv", info, Failure::Singular);
   return X;
 }
 
@@ -296,17 +313,19 @@ Tensor det(const Tensor& A) {
   return d;
 }
 
-Tensor cholesky(const Tensor& A, bool upper) {
-  const char* op = "linalg.cholesky";
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+  const char* op = "linalg.cholesky_ex";
   check_matrix(op, A, true);
-  Tensor L;
+  Tensor L, info;
   {
     autograd::NoGradGuard no_grad;
     Tensor a = column_major(A);
-    const Tensor info = int32_empty(batch_shape(A), A.device());
+    info = int32_empty(batch_shape(A), A.device());
     if (a.numel() > 0) {
       kernel::cholesky(a, /*upper=*/false, info);
-      check_info(op, info, Failure::NotPositiveDefinite);
+      if (check_errors) check_info(op, info, Failure::NotPositiveDefinite);
+    } else {
+      info.zero_();
     }
     L = tril(a);  // potrf leaves the other triangle as it was
   }
@@ -314,7 +333,14 @@ Tensor cholesky(const Tensor& A, bool upper) {
     autograd::record("LinalgCholeskyExBackward0", {A}, {L}, {L}, functions::cholesky_backward());
   }
   // U = L^T reads A's lower triangle too, as for symmetric input it must.
-  return upper ? transpose(L, -2, -1) : L;
+  return {upper ? transpose(L, -2, -1) : L, info};
+}
+
+Tensor cholesky(const Tensor& A, bool upper) {
+  check_matrix("linalg.cholesky", A, true);
+  auto [L, info] = cholesky_ex(A, upper, false);
+  check_info("linalg.cholesky", info, Failure::NotPositiveDefinite);
+  return L;
 }
 
 Tensor matrix_power(const Tensor& A, int64_t n) {
@@ -350,6 +376,24 @@ Tensor logdet(const Tensor& A) {
   // log of a negative determinant is nan (sign 0 already gives -inf).
   const Tensor nan = scalar_tensor(std::numeric_limits<double>::quiet_NaN());
   return where(lt(sign, scalar_tensor(0.0)), nan, logabsdet);
+}
+
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper) {
+  EMBER_CHECK(B.defined() && L.defined(), ValueError, "cholesky_solve: got an undefined tensor");
+  EMBER_CHECK(B.dim() >= 2 && L.dim() >= 2, Error, "cholesky_solve: expected B and L to have at least 2 dimensions, "
+              "got shapes ", B.shape_str(), " and ", L.shape_str());
+  // Two triangular solves: through L then L^T (U^T then U).
+  const Tensor lower = upper ? transpose(L, -2, -1) : L;
+  const Tensor Y = linalg::solve_triangular(lower, B, /*upper=*/false);
+  return linalg::solve_triangular(transpose(lower, -2, -1), Y, /*upper=*/true);
+}
+
+Tensor cholesky_inverse(const Tensor& L, bool upper) {
+  EMBER_CHECK(L.defined(), ValueError, "cholesky_inverse: got an undefined tensor");
+  EMBER_CHECK(L.dim() >= 2 && L.size(L.dim() - 1) == L.size(L.dim() - 2), Error,
+              "cholesky_inverse: expected a tensor of square matrices, got shape ", L.shape_str());
+  const int64_t n = L.size(L.dim() - 1);
+  return cholesky_solve(expand(eye(n, n, L.dtype(), L.device()), L.shape()), L, upper);
 }
 
 Tensor pinverse(const Tensor& A, double rcond, bool hermitian) {

@@ -15,6 +15,9 @@ namespace ember::linalg {
 
 // A^-1 of square [..., n, n] matrices; singular -> ember::Error.
 Tensor inv(const Tensor& A);
+// (A^-1, info): info [...] is LAPACK's code per matrix (> 0: singular, and
+// the inverse holds inf/nan); raises as inv does only when check_errors.
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors = false);
 // X with A X = B (left) or X A = B (right). B is [..., n, k], or a vector
 // [n] / [..., n] (A's shape without the last dim); batch dims broadcast.
 Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
@@ -27,6 +30,19 @@ Tensor det(const Tensor& A);
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);
 // Lower L with A = L L^T (upper: U with A = U^T U); reads only that triangle.
 Tensor cholesky(const Tensor& A, bool upper = false);
+// (L, info): info > 0 is the order of the leading minor that is not
+// positive-definite (L is then partial); raises only when check_errors.
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false, bool check_errors = false);
+// P A = L U with partial pivoting, as LAPACK's getrf: (LU, pivots), L's unit
+// diagonal implied, pivots int32 and 1-based. A singular U raises unless
+// through lu_factor_ex, which returns (LU, pivots, info). pivot=false is not
+// implemented. A may be rectangular.
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot = true, bool check_errors = false);
+// X with A X = B (left) or X A = B, A given by lu_factor (adjoint: A^T instead).
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false);
+// A = P L U: P [m, m], L [m, k] (unit lower), U [k, n].
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
 // mode "reduced" (Q [m, k], R [k, n]), "complete" (Q [m, m], R [m, n]) or
 // "r" (Q empty, R [k, n]); k = min(m, n).
 std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
@@ -57,5 +73,8 @@ Tensor logdet(const Tensor& A);                              // log(det): nan fo
 std::tuple<Tensor, Tensor> slogdet(const Tensor& A);         // linalg::slogdet
 Tensor pinverse(const Tensor& A, double rcond = 1e-15, bool hermitian = false);
 Tensor matrix_power(const Tensor& A, int64_t n);             // linalg::matrix_power
+// X = A^-1 B for A = L L^T (upper: A = U^T U) given its Cholesky factor.
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+Tensor cholesky_inverse(const Tensor& L, bool upper = false);  // cholesky_solve(I, L)
 
 }  // namespace ember

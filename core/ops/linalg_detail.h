@@ -19,9 +19,19 @@ inline Tensor column_major(const Tensor& t) { return column_major(t, batch_shape
 Tensor column_major_empty(const Shape& batch, int64_t rows, int64_t cols, DType dtype, Device device);
 // The diagonals of [..., n, n] (a view without autograd).
 Tensor diagonal_view(const Tensor& m);
+Shape with_matrix(Shape batch, int64_t rows, int64_t cols);
+Tensor int32_empty(const Shape& shape, Device device);
+
+// P L U of A [batch..., m, n] (no autograd): the factors in one column-major
+// matrix (L's unit diagonal implied), the 1-based pivots [batch..., min(m, n)]
+// and the info codes [batch...], unchecked.
+struct LU {
+  Tensor lu, pivots, info;
+};
+LU lu_factor_of(const Tensor& A, const Shape& batch);
 
 // What a nonzero info code means for the op that got it.
-enum class Failure { Singular, SolveSingular, NotPositiveDefinite, NoConvergence, NoConvergenceSvd };
+enum class Failure { Singular, SolveSingular, LuSingular, NotPositiveDefinite, NoConvergence, NoConvergenceSvd };
 // Throws ember::Error for the first matrix whose info is nonzero (copies
 // info to the host: the one synchronisation of these ops on CUDA).
 void check_info(const char* op, const Tensor& info, Failure failure);
@@ -29,7 +39,7 @@ void check_info(const char* op, const Tensor& info, Failure failure);
 // The device switch: cpu:: or cuda:: kernels of core/cpu/linalg.h.
 namespace kernel {
 void lu_factor(const Tensor& a, const Tensor& pivots, const Tensor& info);
-void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b);
+void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool transpose);
 void cholesky(const Tensor& a, bool upper, const Tensor& info);
 void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular);
 void geqrf(const Tensor& a, const Tensor& tau);

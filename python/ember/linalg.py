@@ -9,11 +9,13 @@ import math
 
 import ember
 from ember._C._linalg import (  # noqa: F401
-    cholesky, det, eigh, eigvalsh, inv, matrix_power, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
+    cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, matrix_power, pinv,
+    qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
 
 __all__ = [
-    "cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+    "cholesky", "cholesky_ex", "cond", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
+    "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
     "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
     "vector_norm",
 ]

@@ -49,11 +49,38 @@ void init_linalg(py::module_& m) {
   py::object qr_t = named_tuple(m, "linalg_qr", {"Q", "R"});
   py::object eigh_t = named_tuple(m, "linalg_eigh", {"eigenvalues", "eigenvectors"});
   py::object svd_t = named_tuple(m, "linalg_svd", {"U", "S", "Vh"});
+  py::object inv_ex_t = named_tuple(m, "linalg_inv_ex", {"inverse", "info"});
+  py::object cholesky_ex_t = named_tuple(m, "linalg_cholesky_ex", {"L", "info"});
+  py::object lu_factor_t = named_tuple(m, "linalg_lu_factor", {"LU", "pivots"});
+  py::object lu_factor_ex_t = named_tuple(m, "linalg_lu_factor_ex", {"LU", "pivots", "info"});
+  py::object lu_t = named_tuple(m, "linalg_lu", {"P", "L", "U"});
 
   la.def("inv", &linalg::inv, py::arg("A"));
   la.def("solve", &linalg::solve, py::arg("A"), py::arg("B"), py::kw_only(), py::arg("left") = true);
   la.def("solve_triangular", &linalg::solve_triangular, py::arg("A"), py::arg("B"), py::kw_only(), py::arg("upper"),
          py::arg("left") = true, py::arg("unitriangular") = false);
+  la.def("inv_ex", [inv_ex_t](const Tensor& A, bool check_errors) {
+    auto [inverse, info] = linalg::inv_ex(A, check_errors);
+    return inv_ex_t(inverse, info);
+  }, py::arg("A"), py::kw_only(), py::arg("check_errors") = false);
+  la.def("cholesky_ex", [cholesky_ex_t](const Tensor& A, bool upper, bool check_errors) {
+    auto [L, info] = linalg::cholesky_ex(A, upper, check_errors);
+    return cholesky_ex_t(L, info);
+  }, py::arg("A"), py::kw_only(), py::arg("upper") = false, py::arg("check_errors") = false);
+  la.def("lu_factor", [lu_factor_t](const Tensor& A, bool pivot) {
+    auto [LU, pivots] = linalg::lu_factor(A, pivot);
+    return lu_factor_t(LU, pivots);
+  }, py::arg("A"), py::kw_only(), py::arg("pivot") = true);
+  la.def("lu_factor_ex", [lu_factor_ex_t](const Tensor& A, bool pivot, bool check_errors) {
+    auto [LU, pivots, info] = linalg::lu_factor_ex(A, pivot, check_errors);
+    return lu_factor_ex_t(LU, pivots, info);
+  }, py::arg("A"), py::kw_only(), py::arg("pivot") = true, py::arg("check_errors") = false);
+  la.def("lu", [lu_t](const Tensor& A, bool pivot) {
+    auto [P, L, U] = linalg::lu(A, pivot);
+    return lu_t(P, L, U);
+  }, py::arg("A"), py::kw_only(), py::arg("pivot") = true);
+  la.def("lu_solve", &linalg::lu_solve, py::arg("LU"), py::arg("pivots"), py::arg("B"), py::kw_only(),
+         py::arg("left") = true, py::arg("adjoint") = false);
   la.def("det", &linalg::det, py::arg("A"));
   la.def("slogdet", [slogdet_t](const Tensor& A) {
     auto [sign, logabsdet] = linalg::slogdet(A);
@@ -96,6 +123,12 @@ void init_linalg(py::module_& m) {
   m.def("slogdet", slogdet_f, py::arg("input"));
   m.def("pinverse", &ember::pinverse, py::arg("input"), py::arg("rcond") = 1e-15, py::arg("hermitian") = false);
   m.def("matrix_power", &ember::matrix_power, py::arg("input"), py::arg("n"));
+  m.def("cholesky_solve", &ember::cholesky_solve, py::arg("B"), py::arg("L"), py::arg("upper") = false);
+  m.def("cholesky_inverse", &ember::cholesky_inverse, py::arg("L"), py::arg("upper") = false);
+  cls.def("cholesky_solve", [](const Tensor& B, const Tensor& L, bool upper) { return ember::cholesky_solve(B, L, upper); },
+          py::arg("input2"), py::arg("upper") = false);
+  cls.def("cholesky_inverse", [](const Tensor& L, bool upper) { return ember::cholesky_inverse(L, upper); },
+          py::arg("upper") = false);
   cls.def("inverse", [](const Tensor& A) { return ember::inverse(A); });
   cls.def("det", [](const Tensor& A) { return ember::det(A); });
   cls.def("logdet", [](const Tensor& A) { return ember::logdet(A); });

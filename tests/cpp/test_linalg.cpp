@@ -56,6 +56,17 @@ TEST_CASE("linalg: solve_triangular reads one triangle", "[linalg]") {
   require_values(matmul(Y, L.t()), to_vector(B.t()), 1e-12);
 }
 
+TEST_CASE("linalg: lu and lu_solve", "[linalg]") {
+  const Tensor a = values({0, 2, 1, 1, 1, 0, 3, 0, 4}, {3, 3}, DType::Float64);  // a[0][0] = 0: needs row swaps
+  auto [P, L, U] = linalg::lu(a);
+  require_values(matmul(matmul(P, L), U), to_vector(a), 1e-12);
+  auto [LU, pivots] = linalg::lu_factor(a);
+  CHECK(pivots.dtype() == DType::Int32);
+  const Tensor b = values({1, 2, 3}, {3, 1}, DType::Float64);
+  require_values(matmul(a, linalg::lu_solve(LU, pivots, b)), to_vector(b), 1e-12);
+  require_values(matmul(a.t(), linalg::lu_solve(LU, pivots, b, true, /*adjoint=*/true)), to_vector(b), 1e-12);
+}
+
 TEST_CASE("linalg: det, slogdet and logdet", "[linalg]") {
   CHECK(linalg::det(spd3()).item().to_double() == Approx(43));
   const Tensor swap = values({0, 1, 1, 0}, {2, 2}, DType::Float64);

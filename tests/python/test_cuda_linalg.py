@@ -75,6 +75,28 @@ def test_lu_based_functions_match_the_cpu(dtype):
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_lu_family_matches_the_cpu(dtype):
+    for shape in [(3, 4, 4), (5, 3), (3, 5)]:
+        cx, gx = both(RNG.uniform(-1, 1, shape), dtype)
+        LU, piv = LA.lu_factor(gx)
+        LUc, pivc = LA.lu_factor(cx)
+        close(LU, LUc, dtype, f"lu_factor {shape}")
+        np.testing.assert_array_equal(piv.cpu().numpy(), pivc.numpy())
+        for g, c in zip(LA.lu(gx), LA.lu(cx)):
+            close(g, c, dtype, f"lu {shape}")
+    ca, ga = both(well_conditioned((2, 4, 4)), dtype)
+    cb, gb = both(RNG.uniform(-1, 1, (2, 4, 3)), dtype)
+    LU, piv = LA.lu_factor(ga)
+    LUc, pivc = LA.lu_factor(ca)
+    for adjoint in (False, True):
+        close(LA.lu_solve(LU, piv, gb, adjoint=adjoint), LA.lu_solve(LUc, pivc, cb, adjoint=adjoint), dtype,
+              f"lu_solve adjoint={adjoint}")
+    assert LA.inv_ex(ga).info.cpu().tolist() == [0, 0]
+    close(ember.cholesky_inverse(LA.cholesky(ga @ ga.transpose(-2, -1))),
+          ember.cholesky_inverse(LA.cholesky(ca @ ca.transpose(-2, -1))), dtype, "cholesky_inverse")
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 def test_factorizations_match_the_cpu(dtype):
     ca, ga = both(spd((2, 4, 4)), dtype)
     close(LA.cholesky(ga), LA.cholesky(ca), dtype, "cholesky")

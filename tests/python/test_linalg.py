@@ -364,6 +364,91 @@ def test_solve_triangular_reads_one_triangle_and_divides_by_zero():
             t.grad = None
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (3, 5), (0, 2, 2)])
+def test_lu_and_lu_factor(shape):
+    a = random_array(shape, np.float64)
+    P, L, U = LA.lu(make(a))
+    m, n = shape[-2], shape[-1]
+    k = min(m, n)
+    assert tuple(P.shape) == shape[:-2] + (m, m) and tuple(L.shape) == shape[:-2] + (m, k)
+    assert tuple(U.shape) == shape[:-2] + (k, n)
+    assert_close(P @ L @ U, a, 1e-10, 1e-12)
+    lower = to_numpy(L)
+    assert np.allclose(np.triu(lower, 1), 0) and np.allclose(np.diagonal(lower, axis1=-2, axis2=-1), 1)
+    assert np.all(np.abs(np.tril(lower, -1)) <= 1 + 1e-12)   # partial pivoting: |L| <= 1
+    LU, pivots = LA.lu_factor(make(a))
+    assert pivots.dtype == ember.int32 and tuple(pivots.shape) == shape[:-2] + (k,)
+    lu_ = to_numpy(LU)
+    assert_close(np.triu(lu_[..., :k, :]), to_numpy(U), 1e-12, 1e-12)
+    if torch is not None:
+        tLU, tpiv = torch.linalg.lu_factor(torch.from_numpy(a))
+        assert_close(LU, tLU.numpy(), 1e-10, 1e-12)
+        np.testing.assert_array_equal(to_numpy(pivots), tpiv.numpy())
+
+
+def test_lu_solve_and_the_ex_variants():
+    a = random_array((2, 4, 4), np.float64) + 4 * np.eye(4)
+    b = random_array((2, 4, 3), np.float64)
+    LU, pivots = LA.lu_factor(make(a))
+    assert_close(LA.lu_solve(LU, pivots, make(b)), np.linalg.solve(a, b), 1e-10, 1e-12)
+    at = np.swapaxes(a, -1, -2)
+    assert_close(LA.lu_solve(LU, pivots, make(b), adjoint=True), np.linalg.solve(at, b), 1e-10, 1e-12)
+    bt = np.swapaxes(b, -1, -2)
+    assert_close(LA.lu_solve(LU, pivots, make(bt), left=False), bt @ np.linalg.inv(a), 1e-10, 1e-12)
+    assert_close(LA.lu_solve(LU, pivots, make(b[0])), np.linalg.solve(a, b[0]), 1e-10, 1e-12)   # broadcast B
+    singular = make(np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]]))
+    with pytest.raises(RuntimeError, match=r"linalg.lu_factor: \(Batch element 0\): U\[2,2\] is zero"):
+        LA.lu_factor(singular)
+    assert LA.lu_factor_ex(singular).info.tolist() == [2, 0]
+    res = LA.inv_ex(singular)
+    assert res.info.tolist() == [2, 0]
+    assert_close(res.inverse[1], np.eye(2), 1e-12, 1e-12)
+    with pytest.raises(RuntimeError, match=r"linalg.inv_ex"):
+        LA.inv_ex(singular, check_errors=True)
+    not_pd = make(np.stack([np.eye(3), np.diag([1.0, -1.0, 1.0])]))
+    ch = LA.cholesky_ex(not_pd)
+    assert ch.info.tolist() == [0, 2]
+    assert_close(ch.L[0], np.eye(3), 1e-12, 1e-12)
+    with pytest.raises(RuntimeError, match=r"leading minor of order 2"):
+        LA.cholesky_ex(not_pd, check_errors=True)
+    with pytest.raises(RuntimeError, match=r"linalg.lu_solve: pivots must be int32"):
+        LA.lu_solve(LU, pivots.long(), make(b))
+    with pytest.raises(NotImplementedError, match=r"linalg.lu_factor: LU without pivoting"):
+        LA.lu_factor(make(a), pivot=False)
+
+
+def test_cholesky_solve_and_inverse():
+    p = np_spd(random_array((2, 3, 3), np.float64))
+    b = random_array((2, 3, 2), np.float64)
+    L = LA.cholesky(make(p))
+    assert_close(ember.cholesky_solve(make(b), L), np.linalg.solve(p, b), 1e-10, 1e-12)
+    U = LA.cholesky(make(p), upper=True)
+    assert_close(ember.cholesky_solve(make(b), U, upper=True), np.linalg.solve(p, b), 1e-10, 1e-12)
+    assert_close(ember.cholesky_inverse(L), np.linalg.inv(p), 1e-10, 1e-12)
+    assert_close(L.cholesky_inverse(), np.linalg.inv(p), 1e-10, 1e-12)
+    assert_close(make(b).cholesky_solve(L), np.linalg.solve(p, b), 1e-10, 1e-12)
+
+
+def test_gradcheck_lu_family():
+    a = make(random_array((3, 3), np.float64) + 2 * np.eye(3), requires_grad=True)
+    b = make(random_array((3, 2), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: tuple(LA.lu(x)[1:]), [a])
+    assert ember.autograd.gradcheck(lambda x: LA.lu_factor(x).LU, [a])
+    piv = LA.lu_factor(a.detach()).pivots
+    lu_ = make(to_numpy(LA.lu_factor(a.detach()).LU), requires_grad=True)
+    for adjoint in (False, True):
+        for left in (True, False):
+            rhs = b if left else b.transpose(-2, -1)
+            assert ember.autograd.gradcheck(lambda x, y: LA.lu_solve(x, piv, y, left=left, adjoint=adjoint), [lu_, rhs])
+    assert ember.autograd.gradcheck(lambda x, y: ember.cholesky_solve(y, LA.cholesky(spd(x))), [a, b])
+    assert ember.autograd.gradcheck(lambda x: ember.cholesky_inverse(LA.cholesky(spd(x))), [a])
+    assert ember.autograd.gradcheck(lambda x: LA.inv_ex(x).inverse, [a])
+    assert ember.autograd.gradcheck(lambda x: LA.cholesky_ex(spd(x)).L, [a])
+    wide = make(random_array((2, 3), np.float64), requires_grad=True)
+    with pytest.raises(NotImplementedError, match=r"linalg.lu: the derivative is implemented for square"):
+        LA.lu(wide)[2].sum().backward()
+
+
 def test_multi_dot_and_vecdot():
     mats = [random_array(s, np.float64) for s in [(5,), (5, 2), (2, 6), (6, 3), (3,)]]
     assert_close(LA.multi_dot([make(m) for m in mats]), np.linalg.multi_dot(mats), 1e-10, 1e-12)
