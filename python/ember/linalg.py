@@ -5,7 +5,9 @@ cuSOLVER on CUDA). The norms and the functions built on the decompositions
 (matrix_rank, cond) are compositions of ember ops here, so they run and
 differentiate on every device the ops do.
 """
+import collections
 import math
+from fractions import Fraction
 
 import ember
 from ember._C._linalg import (  # noqa: F401
@@ -15,8 +17,7 @@ from ember._C._linalg import (  # noqa: F401
 
 __all__ = [
     "cholesky", "cholesky_ex", "cond", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
-    "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+    "lstsq", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
     "vector_norm",
 ]
 
@@ -198,3 +199,113 @@ def multi_dot(tensors):
     if last_vec:
         out = out.squeeze(-1)
     return out
+
+
+_SolveEx = collections.namedtuple("linalg_solve_ex", ["result", "info"])
+_SolveEx.__module__ = "ember.return_types"
+_Lstsq = collections.namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_Lstsq.__module__ = "ember.return_types"
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """solve without the singularity check: (result, info), info > 0 where A
+    is singular (the result then holds inf/nan)."""
+    if not isinstance(A, ember.Tensor) or not isinstance(B, ember.Tensor):
+        raise TypeError("linalg.solve_ex: expected tensors A and B")
+    vector = left and (B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1])))
+    LU, pivots, info = lu_factor_ex(A, check_errors=check_errors)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.solve_ex: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    result = lu_solve(LU, pivots, B.unsqueeze(-1) if vector else B, left=left)
+    return _SolveEx(result.squeeze(-1) if vector else result, info)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of A X = B through the SVD (minimum norm,
+    rank-revealing, as the gelsd driver): singular values at most rcond times
+    the largest count as zero (default: eps * max(m, n)). rank is returned for
+    the gelsy (the CPU default), gelsd and gelss drivers, the singular values
+    for gelsd and gelss; residuals (squared, per column of B) when m > n and
+    every matrix has full rank, for drivers other than gelsy, as PyTorch."""
+    op = "linalg.lstsq"
+    _check_floating(op, A)
+    if A.dim() < 2 or B.dim() < 1:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions, got shapes {list(A.shape)} and "
+                           f"{list(B.shape)}")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got {A.dtype} and {B.dtype}")
+    on_cuda = A.device.type == "cuda"
+    drivers = ("gels",) if on_cuda else ("gels", "gelsy", "gelsd", "gelss")
+    if driver is None:
+        driver = "gels" if on_cuda else "gelsy"
+    if driver not in drivers:
+        raise RuntimeError(f"{op}: parameter `driver` should be one of {drivers}, got '{driver}'")
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2], A.shape[-1]
+    if Bm.shape[-2] != m:
+        raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2), got {m} and {Bm.shape[-2]}")
+    U, S, Vh = svd(A, full_matrices=False)
+    eps = 1.1920928955078125e-07 if A.dtype == ember.float32 else 2.220446049250313e-16
+    tol_ratio = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    if S.shape[-1] > 0:
+        keep = S > S.amax(-1, keepdim=True) * tol_ratio
+    else:
+        keep = S > 0
+    inv_s = ember.where(keep, 1.0 / ember.where(keep, S, ember.ones_like(S)), ember.zeros_like(S))
+    solution = Vh.transpose(-2, -1) @ (inv_s.unsqueeze(-1) * (U.transpose(-2, -1) @ Bm))
+    rank = keep.sum(-1)
+    empty = ember.empty(0, dtype=A.dtype, device=A.device)
+    residuals = empty
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        residuals = ((A @ solution - Bm) ** 2).sum(-2)
+        if vector:
+            residuals = residuals.squeeze(-1)
+    return _Lstsq(solution.squeeze(-1) if vector else solution, residuals,
+                  rank if driver != "gels" else ember.empty(0, dtype=ember.int64, device=A.device),
+                  S if driver in ("gelsd", "gelss") else empty)
+
+
+def _pade13():
+    # The [13/13] Pade approximant of exp: b_j = (26 - j)! 13! / (26! j! (13 - j)!), scaled so b_13 = 1.
+    m = 13
+    c = [Fraction(math.factorial(2 * m - j) * math.factorial(m),
+                  math.factorial(2 * m) * math.factorial(j) * math.factorial(m - j)) for j in range(m + 1)]
+    return [float(x / c[-1]) for x in c]
+
+
+_PADE13 = _pade13()
+_THETA13 = 5.371920351148152  # the largest 1-norm for which degree 13 is accurate in float64 (Higham 2005)
+
+
+def matrix_exp(A):
+    """exp(A) by scaling and squaring with the [13/13] Pade approximant
+    (Higham, "The scaling and squaring method for the matrix exponential
+    revisited", 2005): A / 2^s has 1-norm at most theta_13, its approximant
+    is squared s times. One s for the whole batch (its largest norm). Built
+    from ember ops (matmul, solve), so it is differentiable on every device."""
+    op = "linalg.matrix_exp"
+    if not isinstance(A, ember.Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: expected a tensor of square matrices, got shape {list(A.shape)}")
+    _check_floating(op, A)
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    with ember.no_grad():
+        norm1 = float(A.abs().sum(-2).amax().item())
+    s = max(0, int(math.ceil(math.log2(norm1 / _THETA13)))) if norm1 > _THETA13 else 0
+    X = A / (2.0 ** s) if s > 0 else A
+    b = _PADE13
+    eye = ember.eye(n, dtype=A.dtype, device=A.device)
+    X2 = X @ X
+    X4 = X2 @ X2
+    X6 = X4 @ X2
+    U = X @ (X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye)
+    V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * eye
+    E = solve(V - U, V + U)
+    for _ in range(s):
+        E = E @ E
+    return E

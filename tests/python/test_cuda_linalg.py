@@ -130,6 +130,18 @@ def test_factorizations_match_the_cpu(dtype):
         close(LA.matrix_norm(gx, 1), LA.matrix_norm(cx, 1), dtype, "1-norm")
 
 
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_compositions_match_the_cpu(dtype):
+    ca, ga = both(RNG.uniform(-1, 1, (2, 4, 4)) * 3, dtype)
+    cb, gb = both(RNG.uniform(-1, 1, (2, 4, 2)), dtype)
+    close(LA.matrix_exp(ga), LA.matrix_exp(ca), dtype, "matrix_exp")
+    close(LA.lstsq(ga[:, :, :3], gb).solution, LA.lstsq(ca[:, :, :3], cb).solution, dtype, "lstsq")
+    close(LA.solve_ex(ga, gb).result, LA.solve_ex(ca, cb).result, dtype, "solve_ex")
+    close(LA.matrix_rank(ga), LA.matrix_rank(ca), dtype, "matrix_rank")
+    close(LA.cond(ga), LA.cond(ca), dtype, "cond")
+    close(LA.multi_dot([ga[0], ga[1], gb[0]]), LA.multi_dot([ca[0], ca[1], cb[0]]), dtype, "multi_dot")
+
+
 def test_gradients_match_the_cpu():
     dtype = ember.float64
     a = well_conditioned((2, 4, 4))

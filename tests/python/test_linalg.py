@@ -449,6 +449,74 @@ def test_gradcheck_lu_family():
         LA.lu(wide)[2].sum().backward()
 
 
+def test_solve_ex():
+    a = random_array((2, 3, 3), np.float64) + 3 * np.eye(3)
+    b = random_array((2, 3), np.float64)
+    res = LA.solve_ex(make(a), make(b))
+    assert_close(res.result, np.linalg.solve(a, b[..., None])[..., 0], 1e-10, 1e-12)
+    assert res.info.tolist() == [0, 0]
+    singular = make(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    assert LA.solve_ex(singular, make(np.ones((2, 1)))).info.item() == 2
+    x = make(a, requires_grad=True)
+    y = make(random_array((3, 2), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda p, q: LA.solve_ex(p, q).result, [x, y])
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_lstsq(shape):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, shape)
+    b = rng.uniform(-1, 1, shape[:-1] + (2,))
+    res = LA.lstsq(make(a), make(b))
+    if a.ndim == 3:
+        ref = np.stack([np.linalg.lstsq(a[i], b[i], rcond=None)[0] for i in range(a.shape[0])])
+    else:
+        ref = np.linalg.lstsq(a, b, rcond=None)[0]
+    assert_close(res.solution, ref, 1e-9, 1e-10)
+    assert res.residuals.numel() == 0          # the default gelsy driver computes none, as PyTorch's
+    full = LA.lstsq(make(a), make(b), driver="gelsd")
+    if shape[-2] > shape[-1]:
+        assert_close(full.residuals, np.linalg.lstsq(a, b, rcond=None)[1], 1e-9, 1e-10)
+    assert_close(full.singular_values, np.linalg.svd(a, compute_uv=False), 1e-10, 1e-12)
+    low = a[..., :1] @ np.ones(shape[:-2] + (1, shape[-1]))   # rank 1
+    assert np.all(to_numpy(LA.lstsq(make(low), make(b)).rank) == 1)
+    if torch is not None:
+        tres = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver="gelsd")
+        assert_close(full.solution, tres.solution.numpy(), 1e-9, 1e-10)
+    x = make(a, requires_grad=True)
+    y = make(b, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda p, q: LA.lstsq(p, q).solution, [x, y])
+    with pytest.raises(RuntimeError, match="linalg.lstsq"):
+        LA.lstsq(make(a), make(b), driver="nope")
+
+
+def _expm_reference(a):
+    """exp(a) in float64 by scaling, a long Taylor series and squaring."""
+    norm = np.abs(a).sum(-2).max()
+    s = max(0, int(np.ceil(np.log2(max(norm, 1e-300)))) + 1)
+    x = a / 2.0 ** s
+    term = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    total = term.copy()
+    for k in range(1, 30):
+        term = term @ x / k
+        total = total + term
+    for _ in range(s):
+        total = total @ total
+    return total
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 20.0])
+def test_matrix_exp(scale):
+    a = random_array((2, 4, 4), np.float64) * scale
+    assert_close(LA.matrix_exp(make(a)), _expm_reference(a), 1e-9, 1e-12)
+    assert_close(LA.matrix_exp(make(a.astype(np.float32))), _expm_reference(a), 1e-3, 1e-3)
+    if torch is not None:
+        assert_close(LA.matrix_exp(make(a)), torch.linalg.matrix_exp(torch.from_numpy(a)).numpy(), 1e-9, 1e-12)
+    assert_close(LA.matrix_exp(make(np.zeros((3, 3)))), np.eye(3), 1e-15, 1e-15)
+    x = make(random_array((3, 3), np.float64) * scale, requires_grad=True)
+    assert ember.autograd.gradcheck(LA.matrix_exp, [x], rtol=1e-3, atol=1e-5 * max(1.0, scale ** 4))
+
+
 def test_multi_dot_and_vecdot():
     mats = [random_array(s, np.float64) for s in [(5,), (5, 2), (2, 6), (6, 3), (3,)]]
     assert_close(LA.multi_dot([make(m) for m in mats]), np.linalg.multi_dot(mats), 1e-10, 1e-12)
