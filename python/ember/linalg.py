@@ -1,8 +1,8 @@
 """ember.linalg: torch.linalg's functions.
 
 Factorizations and solvers are C++ (ember._C._linalg: LAPACK on the CPU,
-cuSOLVER on CUDA). The norms and the functions built on the decompositions
-(matrix_rank, cond) are compositions of ember ops here, so they run and
+cuSOLVER on CUDA). The norms, matrix_exp, lstsq, solve_ex, matrix_rank, cond,
+multi_dot and vecdot are compositions of ember ops here, so they run and
 differentiate on every device the ops do.
 """
 import collections
@@ -16,8 +16,9 @@ from ember._C._linalg import (  # noqa: F401
 )
 
 __all__ = [
-    "cholesky", "cholesky_ex", "cond", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
-    "lstsq", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
+    "cholesky", "cholesky_ex", "cond", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+    "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+    "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
     "vector_norm",
 ]
 
