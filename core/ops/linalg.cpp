@@ -168,8 +168,8 @@ using namespace detail;
 
 namespace {
 
-// X with A X = B for B [batch..., n, k] (no autograd); check_errors = false
-// leaves the singular matrices' info codes in *info.
+// X with A X = B for B [batch..., n, k] (no autograd). Singular matrices
+// raise, unless `info` is given: it then receives the codes unchecked.
 Tensor solve_matrices(const char* op, const Tensor& A, const Tensor& B, const Shape& batch, Failure failure,
                       Tensor* info = nullptr) {
   const LU f = lu_factor_of(A, batch);
