@@ -16,6 +16,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/index.h>
+#include <ember/core/ops/linalg.h>
 #include <ember/core/ops/loss.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/nn_misc.h>

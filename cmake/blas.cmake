@@ -85,6 +85,12 @@ if(NOT EMBER_BLAS_CHOSEN AND NOT EMBER_BLAS STREQUAL "numpy")
     target_include_directories(ember_blas INTERFACE ${EMBER_CBLAS_INCLUDE})
     target_link_libraries(ember_blas INTERFACE ${BLAS_LIBRARIES})
     set(EMBER_BLAS_CHOSEN "system BLAS (${BLAS_LIBRARIES})")
+    # OpenBLAS usually carries LAPACK (dgetrf_, ...); a plain CBLAS may not.
+    include(CheckFunctionExists)
+    set(CMAKE_REQUIRED_LIBRARIES ${BLAS_LIBRARIES})
+    check_function_exists(dgetrf_ EMBER_SYSTEM_BLAS_HAS_LAPACK)
+    unset(CMAKE_REQUIRED_LIBRARIES)
+    set(_blas_has_lapack ${EMBER_SYSTEM_BLAS_HAS_LAPACK})
   endif()
 endif()
 if(_np_blas)
@@ -94,3 +100,15 @@ if(_np_blas)
   set(EMBER_BLAS_CHOSEN "numpy's bundled OpenBLAS, ILP64 (${_np_blas})")
 endif()
 message(STATUS "ember: BLAS = ${EMBER_BLAS_CHOSEN}")
+
+# ember.linalg's CPU kernels call the LAPACK inside OpenBLAS (core/cpu/lapack.h
+# names its symbols for each flavour). Only core/cpu/linalg.cpp sees the
+# define, so no other object's compile line changes with it. Without LAPACK
+# the build still links and linalg's factorizations say so when called.
+if(EMBER_BLAS_CHOSEN MATCHES "^scipy-openblas32" OR _np_blas OR _blas_has_lapack)
+  set(EMBER_HAS_LAPACK ON)
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/core/cpu/linalg.cpp PROPERTIES COMPILE_DEFINITIONS EMBER_HAS_LAPACK=1)
+else()
+  set(EMBER_HAS_LAPACK OFF)
+  message(STATUS "ember: the BLAS has no LAPACK: ember.linalg's factorizations are unavailable on the CPU")
+endif()

@@ -54,6 +54,8 @@ struct DeviceContext {
   // cudnnHandle_t, created at the first cuDNN call (cuda/cudnn_common.cpp); void*
   // so that this header needs no cuDNN headers.
   void* cudnn = nullptr;
+  // cusolverDnHandle_t, created at the first cuSOLVER call (cuda/linalg.cpp).
+  void* cusolver = nullptr;
   // cuda/conv.cpp's cache of cuDNN descriptors and algorithm choices per
   // convolution shape, created at the first convolution (type-erased likewise).
   std::shared_ptr<void> conv_plans;

@@ -39,6 +39,7 @@ from ember._tensor import Size  # noqa: E402,F401
 from ember._memory_format import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
                                   memory_format, preserve_format)
 from ember import backends, cuda, nn, optim, utils  # noqa: E402,F401
+from ember import linalg  # noqa: E402,F401
 from ember import amp  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401

@@ -72,6 +72,7 @@ void init_reduce(py::module_& m);
 void init_sort(py::module_& m);  // sort, argsort, topk, msort
 void init_softmax(py::module_& m);
 void init_matmul(py::module_& m);
+void init_linalg(py::module_& m);  // ember._C._linalg, inverse, det, slogdet, ...
 void init_shape(py::module_& m);
 void init_index(py::module_& m);
 void init_random(py::module_& m);

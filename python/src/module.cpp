@@ -41,6 +41,7 @@ PYBIND11_MODULE(_C, m) {
   init_sort(m);
   init_softmax(m);
   init_matmul(m);
+  init_linalg(m);
   init_shape(m);
   init_index(m);
   init_random(m);
