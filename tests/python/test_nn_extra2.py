@@ -294,7 +294,8 @@ def test_alpha_dropout_keeps_mean_and_variance():
 def test_activation_modules_match_functionals():
     x = ember.tensor(np.linspace(-3, 3, 24).reshape(2, 3, 4))
     a = npy(x)
-    pairs = [(nn.GLU(1), None), (nn.SELU(), F.selu(x)), (nn.CELU(0.5), F.celu(x, 0.5)), (nn.Softmin(2), F.softmin(x, 2)),
+    pairs = [(nn.GLU(1), None), (nn.SELU(), F.selu(x)), (nn.CELU(0.5), F.celu(x, 0.5)),
+             (nn.Softmin(2), F.softmin(x, 2)),
              (nn.Softsign(), a / (1 + np.abs(a))), (nn.Hardsigmoid(), np.clip(a / 6 + 0.5, 0, 1)),
              (nn.Threshold(0.1, 20.0), np.where(a > 0.1, a, 20.0)), (nn.Tanhshrink(), a - np.tanh(a)),
              (nn.Softshrink(1.0), F.softshrink(x, 1.0)), (nn.Hardshrink(1.0), np.where(np.abs(a) > 1, a, 0)),
@@ -407,6 +408,9 @@ def test_instance_norm_modules_and_running_stats():
                                rtol=1e-10)
     assert nn.InstanceNorm2d(2)(ember.tensor(a[:, :, None, :].repeat(2, 2)[0])).shape == (2, 2, 6)  # unbatched
     assert "running_mean" in m.state_dict() and "running_mean" not in nn.InstanceNorm1d(2).state_dict()
+    a3 = rng.standard_normal((2, 2, 3, 2, 2))
+    np.testing.assert_allclose(npy(nn.InstanceNorm3d(2)(ember.tensor(a3))), np_instance_norm(a3), rtol=1e-10,
+                               atol=1e-12)
     with pytest.raises(ValueError, match="InstanceNorm1d"):
         nn.InstanceNorm1d(2)(ember.ones(2))
     with pytest.raises(ValueError, match="more than 1 spatial element"):

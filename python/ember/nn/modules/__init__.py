@@ -32,7 +32,8 @@ from ember.nn.modules.padding import (CircularPad1d, CircularPad2d, CircularPad3
                                       ZeroPad3d)
 from ember.nn.modules.pooling_extra import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
                                             AvgPool1d, MaxPool1d)
-from ember.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, LocalResponseNorm  # noqa: F401
+from ember.nn.modules.instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,  # noqa: F401
+                                             LocalResponseNorm)
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
 from ember.nn.modules.conv_extra import ConvTranspose1d  # noqa: F401

@@ -1,4 +1,4 @@
-"""InstanceNorm1d, InstanceNorm2d and LocalResponseNorm."""
+"""InstanceNorm1d/2d/3d and LocalResponseNorm."""
 import ember
 from ember.nn import functional as F
 from ember.nn import init
@@ -73,6 +73,10 @@ class InstanceNorm2d(_InstanceNorm):
     _spatial = 2
 
 
+class InstanceNorm3d(_InstanceNorm):
+    _spatial = 3
+
+
 class LocalResponseNorm(Module):
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
@@ -86,3 +90,4 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+

@@ -35,7 +35,9 @@ def cached():
 
 def _register_original(holder, name, value, as_parameter):
     if as_parameter:
-        holder.register_parameter(name, value if isinstance(value, Parameter) else Parameter(value, value.requires_grad))
+        if not isinstance(value, Parameter):
+            value = Parameter(value, value.requires_grad)
+        holder.register_parameter(name, value)
     else:
         holder.register_buffer(name, value)
 
