@@ -64,6 +64,10 @@ LOSSES = [
     ("multilabel", lambda a, b, y: F.multilabel_soft_margin_loss(a, (b > 0).to(a.dtype))),
     ("multi_margin", lambda a, b, y: F.multi_margin_loss(a, ember.tensor([0, 3, 4, 1], device=a.device), p=2)),
     ("hinge", lambda a, b, y: F.hinge_embedding_loss(a, y.unsqueeze(1).expand(4, 5), reduction="sum")),
+    ("multilabel_margin", lambda a, b, y: F.multilabel_margin_loss(
+        a, ember.tensor([[3, 0, -1, 1, 2], [1, 4, 3, -1, 0], [-1, 1, 2, 0, 0], [2, 2, 0, 1, -1]], device=a.device))),
+    ("triplet_distance", lambda a, b, y: F.triplet_margin_with_distance_loss(
+        a, b, a.flip(0), distance_function=lambda u, v: ((u - v) ** 2).sum(-1), swap=True)),
 ]
 
 
@@ -78,7 +82,7 @@ def test_activations_and_layers():
     x = RNG.standard_normal((2, 4, 5, 6))
     for fn in (lambda t: F.glu(t, 1), lambda t: F.selu(t), lambda t: F.celu(t, 0.5), lambda t: F.softmin(t, 1),
                lambda t: F.softshrink(t, 0.4), lambda t: F.hardshrink(t, 0.4), lambda t: F.tanhshrink(t),
-               lambda t: F.threshold(t, 0.1, 2.0), lambda t: F.channel_shuffle(t, 2),
+               lambda t: F.threshold(t, 0.1, 2.0), lambda t: F.channel_shuffle(t, 2), lambda t: F.rrelu(t),
                lambda t: F.instance_norm(t), lambda t: F.local_response_norm(t, 3),
                lambda t: F.unfold(t, (2, 3), padding=1, stride=(2, 1)),
                lambda t: F.fold(F.unfold(t, 2, stride=1), (5, 6), 2, stride=1)):

@@ -149,6 +149,25 @@ def np_fold(cols, out_hw, kernel, dilation, padding, stride):
     return out[:, :, ph:ph + out_hw[0], pw:pw + out_hw[1]].astype(cols.dtype)
 
 
+MLM_TARGET = np.array([[3, 0, -1, 1, 2], [1, 4, 3, 4, 0], [-1, 1, 2, 0, 0]])  # targets end at the first -1
+
+
+def np_multilabel_margin(x, y):
+    n, c = x.shape
+    out = np.zeros(n)
+    for i in range(n):
+        targets = []
+        for v in y[i]:
+            if v < 0:
+                break
+            targets.append(v)
+        for j in targets:
+            for k in range(c):
+                if k not in targets:
+                    out[i] += max(0.0, 1 - (x[i, j] - x[i, k]))
+    return (out / c).astype(x.dtype)
+
+
 BAG_INPUT = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0])
 BAG_OFFSETS = np.array([0, 2, 2, 5])  # bags [1, 2], [], [4, 5, 4], [3, 2, 9, 0]
 
@@ -168,6 +187,10 @@ def _bag(mode, **kw):
         return F.embedding_bag(ember.tensor(BAG_INPUT, device=w.device), w,
                                ember.tensor(BAG_OFFSETS, device=w.device), mode=mode, **kw)
     return run
+
+
+def _l1_distance(u, v):
+    return (u - v).abs().sum(-1)
 
 
 def _as_class(t, c):
@@ -251,6 +274,17 @@ CASES = [
            lambda w: np_embedding_bag(w, BAG_INPUT, BAG_OFFSETS, "mean", padding_idx=4), [[(10, 3)]], dtypes=_F),
     OpCase("embedding_bag_max", _bag("max"), lambda w: np_embedding_bag(w, BAG_INPUT, BAG_OFFSETS, "max"),
            [[(10, 3)]], dtypes=_F),
+    OpCase("rrelu_eval", lambda x: F.rrelu(x, 0.1, 0.3), lambda a: np.where(a >= 0, a, a * 0.2).astype(a.dtype),
+           [[(3, 4)]], dtypes=_F),
+    OpCase("multilabel_margin_loss", lambda x: F.multilabel_margin_loss(x, ember.tensor(MLM_TARGET, device=x.device),
+                                                                        reduction="none"),
+           lambda x: np_multilabel_margin(x, MLM_TARGET), [[(3, 5)]], dtypes=_F),
+    OpCase("triplet_margin_with_distance_loss",
+           lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, distance_function=_l1_distance, margin=2.0,
+                                                               swap=True, reduction="none"),
+           lambda a, p, n: np.maximum(2.0 + np.abs(a - p).sum(-1) - np.minimum(np.abs(a - n).sum(-1),
+                                                                                 np.abs(p - n).sum(-1)), 0),
+           [[(4, 3), (4, 3), (4, 3)]], dtypes=_F),
 ]
 test_table_forward, test_table_gradcheck = table_tests(CASES)
 
@@ -317,6 +351,46 @@ def test_inplace_activations():
     y = ember.tensor([-1.0, 0.5, 2.0])
     F.threshold_(y, 1.0, 0.0)
     assert npy(y).tolist() == [0.0, 0.0, 2.0]
+
+
+def test_rrelu_and_feature_alpha_dropout():
+    ember.manual_seed(2)
+    x = -ember.ones(20000, dtype=ember.float64)
+    slopes = npy(F.rrelu(x, 0.1, 0.3, training=True)) * -1
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and abs(slopes.mean() - 0.2) < 0.005
+    assert len(np.unique(slopes)) > 1000  # a slope per element
+    m = nn.RReLU(0.1, 0.3)
+    m.eval()
+    np.testing.assert_allclose(npy(m(x)), -0.2)
+    y = ember.randn(3000, 4, 5)
+    out = npy(F.feature_alpha_dropout(y, 0.4, training=True))
+    # Whole channels are dropped: every element of a dropped channel holds the same value.
+    dropped = np.all(np.isclose(out, out[:, :, :1]), axis=2)
+    assert abs(dropped.mean() - 0.4) < 0.03
+    assert abs(out.mean()) < 0.03 and abs(out.std() - 1) < 0.03
+    assert nn.FeatureAlphaDropout(0.4).eval()(y) is y
+    with pytest.raises(RuntimeError, match="feature_alpha_dropout"):
+        F.feature_alpha_dropout(ember.ones(3), 0.5, True)
+
+
+def test_multilabel_margin_and_distance_triplet_modules():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 5))
+    np.testing.assert_allclose(npy(nn.MultiLabelMarginLoss()(ember.tensor(x), ember.tensor(MLM_TARGET))),
+                               np_multilabel_margin(x, MLM_TARGET).mean(), rtol=1e-12)
+    np.testing.assert_allclose(npy(F.multilabel_margin_loss(ember.tensor(x[0]), ember.tensor(MLM_TARGET[0]))),
+                               np_multilabel_margin(x[:1], MLM_TARGET[:1])[0], rtol=1e-12)
+    xt = ember.tensor(x, requires_grad=True)
+    assert gradcheck(lambda t: F.multilabel_margin_loss(t, ember.tensor(MLM_TARGET)), [xt])
+    a, p, n = (ember.tensor(rng.standard_normal((4, 3))) for _ in range(3))
+    np.testing.assert_allclose(npy(nn.TripletMarginWithDistanceLoss()(a, p, n)),
+                               npy(F.triplet_margin_loss(a, p, n)), rtol=1e-12)
+    with pytest.raises(IndexError, match="multilabel_margin_loss"):
+        F.multilabel_margin_loss(ember.tensor(x), ember.tensor(MLM_TARGET + 5))
+    with pytest.raises(RuntimeError, match="multilabel_margin_loss"):
+        F.multilabel_margin_loss(ember.tensor(x), ember.tensor(MLM_TARGET[:, :2]))
+    with pytest.raises(ValueError, match="margin"):
+        nn.TripletMarginWithDistanceLoss(margin=0.0)
 
 
 def test_activation_errors():
@@ -537,6 +611,10 @@ def test_torch_parity_functionals():
         ("embedding_bag", lambda f, m, x, z: f.embedding_bag(m(np.array([1, 3, 0, 2, 3])), x,
                                                              m(np.array([0, 2, 2])), mode="max"), (a, b)),
         ("channel_shuffle", lambda f, m, x, z: f.channel_shuffle(x.reshape(1, 4, 6), 2), (a, b)),
+        ("rrelu_eval", lambda f, m, x, z: f.rrelu(x, 0.2, 0.4), (a, b)),
+        ("multilabel_margin", lambda f, m, x, z: f.multilabel_margin_loss(x[:3, :5], m(MLM_TARGET)), (a, b)),
+        ("triplet_distance", lambda f, m, x, z: f.triplet_margin_with_distance_loss(
+            x, z, m(c), distance_function=lambda u, v: ((u - v) ** 2).sum(-1), swap=True), (a, b)),
     ]
     for name, call, (x, z) in calls:
         ex, ez = (ember.tensor(x, requires_grad=True), ember.tensor(z, requires_grad=True))

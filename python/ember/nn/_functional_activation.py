@@ -1,10 +1,11 @@
 """More torch.nn.functional activations, composed of ember ops (so they run on every device, with
 autograd): glu, selu, celu, softmin, threshold, tanhshrink, softshrink, hardshrink, gumbel_softmax,
-alpha_dropout. Re-exported by ember.nn.functional."""
+alpha_dropout, feature_alpha_dropout, rrelu. Re-exported by ember.nn.functional."""
 import ember
 
 __all__ = ["glu", "selu", "selu_", "celu", "celu_", "softmin", "threshold", "threshold_", "tanhshrink",
-           "softshrink", "hardshrink", "gumbel_softmax", "alpha_dropout", "channel_shuffle"]
+           "softshrink", "hardshrink", "gumbel_softmax", "alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_",
+           "channel_shuffle"]
 
 # SELU's constants (Klambauer et al., "Self-Normalizing Neural Networks").
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -106,6 +107,15 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout for SELU networks: dropped units take SELU's negative saturation value, then an affine map
     a * x + b keeps the mean and variance of a zero-mean, unit-variance input."""
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels (dimension 1 of [N, C, *] input)."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
@@ -113,10 +123,32 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     if p == 1.0:
         return _maybe_inplace(input, input * 0.0, inplace)
     saturation = _SELU_ALPHA * _SELU_SCALE  # -saturation is SELU's limit at -infinity
-    keep = ember.empty_like(input).bernoulli_(1.0 - p)
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError(f"feature_alpha_dropout: Feature dropout requires at least 2 dimensions in the "
+                               f"input, got {input.dim()}")
+        noise_shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+        keep = ember.empty(noise_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p)
+    else:
+        keep = ember.empty_like(input).bernoulli_(1.0 - p)
     a = 1.0 / ((saturation * saturation * p + 1.0) * (1.0 - p)) ** 0.5
     b = (keep - 1.0) * (saturation * a) + saturation * a * p
     return _maybe_inplace(input, input * (keep * a) + b, inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training, and is
+    (lower + upper) / 2 in evaluation."""
+    if training:
+        slope = ember.empty_like(input).uniform_(lower, upper)
+    else:
+        slope = (lower + upper) / 2
+    out = ember.where(input >= 0, input, input * slope)
+    return _maybe_inplace(input, out, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def channel_shuffle(input, groups):

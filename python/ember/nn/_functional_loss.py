@@ -1,16 +1,19 @@
 """More torch.nn.functional losses, composed of ember ops (every device, autograd): margin_ranking_loss,
 cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss, gaussian_nll_loss, soft_margin_loss,
-multilabel_soft_margin_loss, multi_margin_loss, hinge_embedding_loss. Each takes torch's arguments,
+multilabel_soft_margin_loss, multi_margin_loss, hinge_embedding_loss, triplet_margin_with_distance_loss,
+multilabel_margin_loss. Each takes torch's arguments,
 reduction 'none' | 'mean' | 'sum'; the deprecated size_average / reduce must stay None.
 Re-exported by ember.nn.functional."""
 import math
+
+import numpy as np
 
 import ember
 from ember.nn._functional_extra import pairwise_distance
 
 __all__ = ["margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
-           "hinge_embedding_loss"]
+           "hinge_embedding_loss", "triplet_margin_with_distance_loss", "multilabel_margin_loss"]
 
 
 def _reduce(loss, reduction, name, size_average=None, reduce=None):
@@ -164,3 +167,54 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     margin_part = ember.where(target != 1, ember.clamp(margin - input, min=0.0), zero)
     self_part = ember.where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction, "hinge_embedding_loss", size_average, reduce)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """triplet_margin_loss with any distance (a callable of two tensors; pairwise_distance by default)."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    if not (anchor.dim() == positive.dim() == negative.dim()):
+        raise RuntimeError(f"triplet_margin_with_distance_loss: The anchor, positive, and negative tensors are "
+                           f"expected to have the same number of dimensions, but got: anchor {anchor.dim()}D, "
+                           f"positive {positive.dim()}D, and negative {negative.dim()}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = ember.minimum(d_neg, distance(positive, negative))
+    loss = ember.clamp(margin + d_pos - d_neg, min=0.0)
+    return _reduce(loss, reduction, "triplet_margin_with_distance_loss")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Per sample: sum over its target classes j (target's leading entries, up to the first -1) and the
+    non-target classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes. The targets are
+    read on the host to build the [N, K] gather of target scores."""
+    if input.dim() not in (0, 1, 2) or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"multilabel_margin_loss: expected a 0-D, 1-D or 2-D input and a target of the same "
+                           f"shape, got input {list(input.shape)} and target {list(target.shape)}")
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"multilabel_margin_loss: expected target of dtype int64, got {target.dtype}")
+    batched = input.dim() == 2
+    x = input.reshape(-1 if batched else 1, input.shape[-1] if input.dim() else 1)
+    n, c = x.shape
+    labels = target.detach().cpu().numpy().reshape(n, c)
+    if labels.size and (labels.max() >= c or labels.min() < -1):
+        raise IndexError(f"multilabel_margin_loss: target values must be class indices in [0, {c}) or -1, got "
+                         f"{labels.tolist()}")
+    # Each row's targets are its entries before the first -1.
+    ended = np.cumsum(labels < 0, axis=1) > 0
+    valid = ~ended
+    is_target = np.zeros((n, c), dtype=bool)
+    rows = np.repeat(np.arange(n), c).reshape(n, c)
+    is_target[rows[valid], labels[valid]] = True
+    device = x.device
+    index = ember.tensor(np.where(valid, labels, 0), device=device)
+    scores = x.gather(1, index)  # [N, K = C]
+    margins = ember.clamp(1.0 - scores.unsqueeze(2) + x.unsqueeze(1), min=0.0)  # [N, K, C]
+    keep = ember.tensor(valid[:, :, None] & ~is_target[:, None, :], device=device)
+    loss = ember.where(keep, margins, ember.zeros_like(margins)).sum((1, 2)) / c
+    return _reduce(loss if batched else loss.reshape(()), reduction, "multilabel_margin_loss", size_average,
+                   reduce)

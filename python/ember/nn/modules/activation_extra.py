@@ -1,5 +1,5 @@
 """More activation modules: GLU, SELU, CELU, Softmin, Softsign, Hardsigmoid, Threshold, Softmax2d,
-Tanhshrink, Softshrink, Hardshrink; each calls its ember.nn.functional function."""
+Tanhshrink, Softshrink, Hardshrink, RReLU; each calls its ember.nn.functional function."""
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
@@ -117,3 +117,17 @@ class Hardshrink(Module):
 
     def extra_repr(self):
         return f"{self.lambd}"
+
+
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

@@ -1,4 +1,4 @@
-"""ChannelShuffle and AlphaDropout."""
+"""ChannelShuffle, AlphaDropout and FeatureAlphaDropout."""
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
@@ -30,3 +30,10 @@ class AlphaDropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """AlphaDropout of whole channels (dimension 1)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

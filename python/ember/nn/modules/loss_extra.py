@@ -1,5 +1,6 @@
 """More loss modules: MarginRankingLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
-GaussianNLLLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, HingeEmbeddingLoss."""
+GaussianNLLLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, HingeEmbeddingLoss,
+TripletMarginWithDistanceLoss, MultiLabelMarginLoss."""
 from ember.nn import functional as F
 from ember.nn.modules.loss import _Loss, _WeightedLoss
 
@@ -91,3 +92,24 @@ class HingeEmbeddingLoss(_Loss):
 
     def forward(self, input, target):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
