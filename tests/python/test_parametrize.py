@@ -261,3 +261,43 @@ def test_torch_parity_weight_norm_and_state_dict_keys():
     sn_t = torch.nn.utils.parametrizations.spectral_norm(torch.nn.Linear(3, 2))
     sn_e = parametrizations.spectral_norm(nn.Linear(3, 2))
     assert sorted(sn_t.state_dict()) == sorted(sn_e.state_dict())
+
+
+def test_old_style_spectral_norm():
+    ember.manual_seed(4)
+    m = nn.utils.spectral_norm(nn.Linear(6, 4).double())
+    assert sorted(m.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    x = ember.ones(2, 6, dtype=ember.float64)
+    for _ in range(30):
+        m(x)  # each training-mode call advances the power iteration
+    w, orig = npy(m.weight), npy(m.weight_orig)
+    np.testing.assert_allclose(w, orig / np.linalg.svd(orig, compute_uv=False)[0], rtol=1e-8)
+    m(x).sum().backward()
+    assert m.weight_orig.grad is not None
+    m.eval()
+    u = npy(m.weight_u).copy()
+    m(x)
+    np.testing.assert_array_equal(npy(m.weight_u), u)
+    with pytest.raises(RuntimeError, match="two spectral_norm"):
+        nn.utils.spectral_norm(m)
+    nn.utils.remove_spectral_norm(m)
+    assert sorted(m.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(npy(m.weight), w, rtol=1e-8)
+    with pytest.raises(ValueError, match="spectral_norm"):
+        nn.utils.remove_spectral_norm(m)
+
+
+@needs_torch
+def test_old_style_spectral_norm_torch_parity():
+    em = nn.utils.spectral_norm(nn.Conv2d(2, 3, 2).double())
+    tm = torch.nn.utils.spectral_norm(torch.nn.Conv2d(2, 3, 2).double())
+    with ember.no_grad():
+        for name in ("weight_orig", "bias", "weight_u", "weight_v"):
+            getattr(em, name).copy_(ember.tensor(getattr(tm, name).detach().numpy()))
+    x = np.random.default_rng(6).standard_normal((2, 2, 4, 4))
+    for _ in range(3):
+        out_e, out_t = em(ember.tensor(x)), tm(torch.tensor(x))
+        np.testing.assert_allclose(npy(out_e), out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    out_e.square().sum().backward()
+    out_t.square().sum().backward()
+    np.testing.assert_allclose(npy(em.weight_orig.grad), tm.weight_orig.grad.numpy(), rtol=1e-9, atol=1e-12)
