@@ -80,8 +80,9 @@ def test_bad_padding():
         nn.CircularPad2d(1)(ember.ones(3, 3))
     with pytest.raises(RuntimeError, match="ReflectionPad2d"):
         nn.ReflectionPad2d(1)(ember.ones(1, 1, 1, 3, 3))
-    with pytest.raises(ValueError, match="4-tuple"):
-        nn.ZeroPad2d((1, 2))
+    with pytest.raises(NotImplementedError, match="ReflectionPad1d"):
+        nn.ReflectionPad1d(1)(ember.ones(1, 1, 2, 3))
+    assert nn.ZeroPad2d((1, 2))(ember.ones(2, 2)).shape == (2, 5)  # a tuple is taken as given, as torch does
 
 
 @needs_torch

@@ -162,7 +162,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported by "
                                   "ember")
     if input.dtype not in (ember.int64, ember.int32):
-        raise TypeError(f"embedding_bag: expected input of an integer dtype (int32 or int64), got {input.dtype}")
+        raise RuntimeError(f"embedding_bag: Expected tensor for argument #1 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {input.dtype} instead")
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -191,13 +192,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         ends = np.append(starts[1:], total)
         if starts.size and (starts[0] != 0 or np.any(np.diff(np.append(starts, ends[-1:])) < 0)
                             or ends[-1] > total):
-            raise ValueError(f"embedding_bag: offsets must be non-decreasing, start at 0 and stay within the input's "
+            raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, start at 0 and stay within the input's "
                              f"{total} elements, got {offsets.tolist()}")
     else:
         raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
     flat = input.reshape(-1).to(ember.int64)
     if flat.numel() and (bool((flat < 0).any()) or bool((flat >= num_rows).any())):
-        raise IndexError(f"embedding_bag: index out of range in self (weight has {num_rows} rows)")
+        raise RuntimeError(f"embedding_bag: an index of input is not in the valid range [0, {num_rows})")
     lengths = ends - starts
     bags = len(starts)
     longest = int(lengths.max()) if bags else 0

@@ -149,7 +149,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected [{c}] but got "
                            f"{list(weight.shape)}")
     if y.numel() and (bool((y < 0).any()) or bool((y >= c).any())):
-        raise IndexError(f"multi_margin_loss: target out of range for {c} classes")
+        raise RuntimeError(f"multi_margin_loss: target out of range for {c} classes")
     z = ember.clamp(margin - x.gather(1, y) + x, min=0.0)
     if p == 2:
         z = z * z
@@ -202,7 +202,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     n, c = x.shape
     labels = target.detach().cpu().numpy().reshape(n, c)
     if labels.size and (labels.max() >= c or labels.min() < -1):
-        raise IndexError(f"multilabel_margin_loss: target values must be class indices in [0, {c}) or -1, got "
+        raise RuntimeError(f"multilabel_margin_loss: target values must be class indices in [0, {c}) or -1, got "
                          f"{labels.tolist()}")
     # Each row's targets are its entries before the first -1.
     ended = np.cumsum(labels < 0, axis=1) > 0

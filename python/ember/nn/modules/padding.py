@@ -5,9 +5,8 @@ from ember.nn.modules.module import Module
 
 
 def _widths(padding, n):
+    # A tuple is taken as given (F.pad widths, as torch does), an int pads both sides of n dimensions.
     if isinstance(padding, (tuple, list)):
-        if len(padding) != 2 * n:
-            raise ValueError(f"padding must be an int or a {2 * n}-tuple, got {tuple(padding)}")
         return tuple(int(p) for p in padding)
     return (int(padding),) * (2 * n)
 
@@ -24,7 +23,7 @@ class _PadNd(Module):
     def _check_input_dim(self, input):
         n = self._n
         if self._mode != "constant" and input.dim() not in (n + 1, n + 2):
-            error = ValueError if self._mode == "circular" else RuntimeError
+            error = ValueError if self._mode == "circular" else NotImplementedError
             raise error(f"{type(self).__name__}: expected {n + 1}D or {n + 2}D input (got {input.dim()}D input)")
 
     def forward(self, input):
