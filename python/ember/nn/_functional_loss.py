@@ -203,7 +203,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     labels = target.detach().cpu().numpy().reshape(n, c)
     if labels.size and (labels.max() >= c or labels.min() < -1):
         raise RuntimeError(f"multilabel_margin_loss: target values must be class indices in [0, {c}) or -1, got "
-                         f"{labels.tolist()}")
+                           f"{labels.tolist()}")
     # Each row's targets are its entries before the first -1.
     ended = np.cumsum(labels < 0, axis=1) > 0
     valid = ~ended
