@@ -38,3 +38,4 @@ from ember.nn.modules.instancenorm import (InstanceNorm1d, InstanceNorm2d, Insta
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
 from ember.nn.modules.conv_extra import ConvTranspose1d  # noqa: F401
+from ember.nn.modules.pooling_lp import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
