@@ -89,6 +89,20 @@ def test_activations_and_layers():
         assert_same(on_both(fn, [x]))
 
 
+def test_grid_sample_and_pools():
+    x = RNG.standard_normal((2, 3, 5, 6))
+    g = RNG.uniform(-1.3, 1.3, (2, 4, 3, 2))
+    for mode in ("bilinear", "nearest"):
+        for padding in ("zeros", "border", "reflection"):
+            assert_same(on_both(lambda t, u: F.grid_sample(t, u, mode, padding, True), [x, g]))
+    theta = RNG.standard_normal((2, 2, 3))
+    assert_same(on_both(lambda t: F.affine_grid(t, (2, 3, 4, 5)), [theta]))
+    assert_same(on_both(lambda t: F.lp_pool2d(t.abs() + 0.1, 2.0, 2), [x]))
+    assert_same(on_both(lambda t: F.max_unpool2d(*F.max_pool2d(t, 2, return_indices=True), 2,
+                                                 output_size=(5, 6)), [x]))
+    assert_same(on_both(lambda t: F.pdist(t[0, 0]), [x]))
+
+
 def test_padding_modules():
     x = RNG.standard_normal((2, 3, 4, 5))
     for module in (nn.ReflectionPad2d((1, 2, 3, 0)), nn.ReplicationPad2d(2), nn.CircularPad2d((1, 0, 2, 1)),
