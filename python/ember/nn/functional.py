@@ -254,3 +254,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 from ember.nn._functional_extra import (dropout1d, dropout3d, huber_loss, interpolate,  # noqa: E402,F401
                                         pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, upsample,
                                         upsample_bilinear, upsample_nearest)
+
+# ---- more activations, losses and layers composed of ember ops (any device, autograd) ----------------
+
+from ember.nn._functional_activation import *  # noqa: E402,F401,F403
+from ember.nn._functional_loss import *  # noqa: E402,F401,F403
+from ember.nn._functional_layers import *  # noqa: E402,F401,F403
+from ember.nn._functional_pool import *  # noqa: E402,F401,F403
+from ember.nn._functional_grid import *  # noqa: E402,F401,F403
+native_channel_shuffle = channel_shuffle  # noqa: F405  (torch's name for the same op)

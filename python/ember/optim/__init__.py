@@ -9,3 +9,4 @@ from .adamax import Adamax  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from . import lr_scheduler  # noqa: F401
+from . import swa_utils  # noqa: F401,E402

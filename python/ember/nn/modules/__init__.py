@@ -21,3 +21,22 @@ from ember.nn.modules.transformer import (Transformer, TransformerDecoder, Trans
 from ember.nn.modules.upsampling import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d,  # noqa: F401
                                          UpsamplingNearest2d)
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from ember.nn.modules.activation_extra import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, RReLU,  # noqa: F401
+                                               Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+from ember.nn.modules.channelshuffle import AlphaDropout, ChannelShuffle, FeatureAlphaDropout  # noqa: F401
+from ember.nn.modules.loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: F401
+                                         MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                                         MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+                                         TripletMarginWithDistanceLoss)
+from ember.nn.modules.padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: F401
+                                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                                      ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+                                      ZeroPad3d)
+from ember.nn.modules.pooling_extra import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
+                                            AvgPool1d, MaxPool1d)
+from ember.nn.modules.instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,  # noqa: F401
+                                             LocalResponseNorm)
+from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
+from ember.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
+from ember.nn.modules.conv_extra import ConvTranspose1d  # noqa: F401
+from ember.nn.modules.pooling_lp import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401

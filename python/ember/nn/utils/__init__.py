@@ -1,4 +1,9 @@
-"""ember.nn.utils: gradient clipping and parameter/vector conversion (as torch.nn.utils)."""
+"""ember.nn.utils: gradient clipping, parameter/vector conversion, parametrizations, weight and spectral norm
+(as torch.nn.utils)."""
 from ember.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from ember.nn.utils import rnn  # noqa: F401
+from ember.nn.utils import parametrize  # noqa: F401,E402
+from ember.nn.utils import parametrizations  # noqa: F401,E402
+from ember.nn.utils._weight_norm import remove_weight_norm, weight_norm  # noqa: F401,E402
+from ember.nn.utils._spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401,E402
