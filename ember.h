@@ -30,6 +30,7 @@
 #include <ember/core/ops/sort.h>
 #include <ember/core/ops/unary.h>
 #include <ember/core/ops/unary_math.h>
+#include <ember/core/ops/windows.h>
 #include <ember/core/scalar.h>
 #include <ember/core/tensor.h>
 #include <ember/core/type_promotion.h>
