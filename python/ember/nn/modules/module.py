@@ -2,8 +2,10 @@
 from collections import OrderedDict, namedtuple
 import copy
 import itertools
+import warnings
 
 import ember
+from ember.nn.modules.backward_hooks import BackwardHookCall
 from ember.nn.parameter import Buffer, Parameter
 
 
@@ -61,6 +63,10 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks_with_kwargs", set())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", set())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_state_dict_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -123,6 +129,23 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
+    def get_extra_state(self):
+        """Override (with set_extra_state) to keep non-tensor state in state_dict under '_extra_state'."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _has_extra_state(self):
+        return type(self).get_extra_state is not Module.get_extra_state
 
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
@@ -367,6 +390,8 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state():
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # the old positional form state_dict(destination, prefix, keep_vars)
@@ -377,6 +402,8 @@ class Module:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -417,8 +444,16 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{param.shape} and whose dimensions in the checkpoint are {input_param.shape}, "
                                   f"an exception occurred : {ex.args}.")
+        extra_key = prefix + "_extra_state"
+        if self._has_extra_state():
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
             for key in state_dict.keys():
+                if key == extra_key and self._has_extra_state():
+                    continue
                 if key.startswith(prefix):
                     input_name = key[len(prefix):].split(".", 1)
                     # A dotted key must belong to a child module; a plain one to this module.
@@ -439,6 +474,10 @@ class Module:
                     load(child, prefix + name + ".")
 
         load(self)
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for module in self.modules():
+            for hook in module.__dict__.get("_load_state_dict_post_hooks", {}).values():
+                hook(module, incompatible)  # may edit the key lists, as in torch
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -449,7 +488,19 @@ class Module:
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self._get_name(), "\n\t".join(error_msgs)))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
+        return incompatible
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before state_dict collects this module's entries."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after load_state_dict, before strict checking."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
 
     # ---- hooks and calling --------------------------------------------------------------------
 
@@ -471,6 +522,38 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> new grad_input or None, called when the gradients
+        with respect to the module's tensor inputs are computed (see backward_hooks.py)."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> new grad_output or None, called before the module's gradients."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """Deprecated in torch; ember gives it the full hook's semantics."""
+        warnings.warn("register_backward_hook is deprecated; ember runs it as register_full_backward_hook",
+                      FutureWarning, stacklevel=2)
+        return self.register_full_backward_hook(hook)
+
+    def compile(self, *args, **kwargs):
+        """Accepted for torch's Module.compile(): ember has no graph compiler (see ember.compile)."""
+
+    def to_empty(self, *, device=None, recurse=True):
+        """Moves parameters and buffers to `device` without copying their values."""
+        def fresh(t):
+            return ember.empty(*t.shape, dtype=t.dtype, device=t.device if device is None else device)
+        return self._apply(fresh)
+
     def __call__(self, *args, **kwargs):
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -484,6 +567,10 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward_call = None
+        if self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"):
+            backward_call = BackwardHookCall(self, self._backward_hooks.values(), self._backward_pre_hooks.values())
+            args = backward_call.setup_inputs(args)
         output = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -492,6 +579,8 @@ class Module:
                 result = hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_call is not None:
+            output = backward_call.setup_outputs(output)
         return output
 
     # ---- printing -----------------------------------------------------------------------------
