@@ -187,3 +187,63 @@ def test_type_errors():
         ember.einsum("ij", [])
     with pytest.raises(ValueError, match="einsum: subscript 60"):
         ember.einsum(ember.zeros(2), [60])
+
+
+def random_equation(rng, with_ellipsis):
+    """A random equation (1-3 operands, repeated labels, sizes of 1 that broadcast,
+    '...' covering 0-3 dims, an implicit or explicit output) and its operand shapes."""
+    sizes = {c: int(rng.integers(1, 4)) for c in "abcd"}
+    ell = [int(rng.integers(1, 4)) for _ in range(3)]
+    terms, shapes = [], []
+    for _ in range(int(rng.integers(1, 4))):
+        labels = [str(c) for c in rng.choice(list("abcd"), size=int(rng.integers(0, 4)))]
+        shape = [sizes[c] for c in labels]
+        if with_ellipsis and rng.random() < 0.6:
+            covered = int(rng.integers(0, 4))
+            at = int(rng.integers(0, len(labels) + 1))
+            labels.insert(at, "...")
+            shape[at:at] = [ell[3 - covered + i] if rng.random() < 0.7 else 1 for i in range(covered)]
+        terms.append("".join(labels))
+        shapes.append(tuple(shape))
+    equation = ",".join(terms)
+    if rng.random() < 0.5:
+        used = sorted(set(equation) - set(".,"))
+        out = [c for c in used if rng.random() < 0.5]
+        rng.shuffle(out)
+        if with_ellipsis and rng.random() < 0.5:
+            out.insert(int(rng.integers(0, len(out) + 1)), "...")
+        equation += "->" + "".join(out)
+    return equation, shapes
+
+
+def test_random_equations_match_numpy():
+    rng = np.random.default_rng(11)
+    compared = 0
+    for _ in range(300):
+        equation, shapes = random_equation(rng, with_ellipsis=False)
+        arrays = [rng.standard_normal(s) for s in shapes]
+        try:
+            expected = np.einsum(equation, *arrays)
+        except ValueError:
+            continue
+        compared += 1
+        assert_close(ember.einsum(equation, *[make(a) for a in arrays]), expected, 1e-9, 1e-9,
+                     msg=f"{equation} {shapes}")
+    assert compared > 200
+
+
+def test_random_equations_with_ellipsis_match_torch():
+    if torch is None:
+        pytest.skip("torch is not importable")
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        equation, shapes = random_equation(rng, with_ellipsis=True)
+        arrays = [rng.standard_normal(s) for s in shapes]
+        try:
+            expected = torch.einsum(equation, *[torch.from_numpy(a) for a in arrays]).numpy()
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match="einsum"):
+                ember.einsum(equation, *[make(a) for a in arrays])
+            continue
+        assert_close(ember.einsum(equation, *[make(a) for a in arrays]), expected, 1e-9, 1e-9,
+                     msg=f"{equation} {shapes}")
