@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/composite_detail.h>
+#include <ember/core/ops/copy.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
@@ -71,6 +73,31 @@ Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, c
   const Tensor product =
       as_op("addbmm", [&] { return mm(reshape(permute(batch1, {1, 0, 2}), {n, b * k}), reshape(batch2, {b * k, p})); });
   return scaled_sum("addbmm", input, product, beta, alpha);
+}
+
+namespace {
+
+// Under autograd the graph reads a copy: self's old values are saved, and self is overwritten.
+Tensor saved_copy(const Tensor& self) { return autograd::any_requires_grad({self}) ? self.clone() : self; }
+
+Tensor& assign_product(const char* op, Tensor& self, const Tensor& result) {
+  EMBER_CHECK(result.shape() == self.shape(), Error, op, ": output with shape ", self.shape_str(),
+              " doesn't match the broadcast shape ", result.shape_str());
+  return assign_inplace(self, result);
+}
+
+}  // namespace
+
+Tensor& baddbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
+  check_batches("baddbmm_", self, batch1, batch2);
+  autograd::check_inplace(self, "baddbmm_");
+  return assign_product("baddbmm_", self, baddbmm(saved_copy(self), batch1, batch2, beta, alpha));
+}
+
+Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
+  check_batches("addbmm_", self, batch1, batch2);
+  autograd::check_inplace(self, "addbmm_");
+  return assign_product("addbmm_", self, addbmm(saved_copy(self), batch1, batch2, beta, alpha));
 }
 
 Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b) {

@@ -14,6 +14,11 @@ Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, 
 // beta * input + alpha * sum_b batch1[b] @ batch2[b] (one mm over the joined batch); input broadcasts to [N, P].
 Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
               const Scalar& alpha = 1);
+// In place: self = beta * self + alpha * (...); the product's shape must be self's.
+Tensor& baddbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+                 const Scalar& alpha = 1);
+Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+                const Scalar& alpha = 1);
 // Contracts dims_a of a with dims_b of b (pairwise) as one mm; free dims of a, then of b.
 Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b);
 // The last `dims` dims of a with the first `dims` of b.

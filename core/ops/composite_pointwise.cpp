@@ -1,9 +1,11 @@
 // Pointwise composites (core/ops/composite_pointwise.h).
 #include <ember/core/ops/composite_pointwise.h>
 
+#include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/composite_detail.h>
+#include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/unary.h>
@@ -64,6 +66,15 @@ Tensor logit(const Tensor& x, std::optional<double> eps) {
   // A negative eps clamps nothing, as PyTorch.
   if (eps && *eps >= 0) z = clamp(z, Scalar(*eps), Scalar(1.0 - *eps));
   return as_op("logit", [&] { return log(div(z, sub(scalar_tensor(1), z))); });
+}
+
+Tensor& logit_(Tensor& self, std::optional<double> eps) {
+  check_defined("logit_", {&self});
+  autograd::check_inplace(self, "logit_");
+  EMBER_CHECK(is_floating(self.dtype()), Error, "logit_: result type ", dtype_name(to_float_dtype(self.dtype())),
+              " can't be cast to the desired output type ", dtype_name(self.dtype()));
+  // Under autograd the graph reads a copy: self's old values are saved, and self is overwritten.
+  return assign_inplace(self, logit(autograd::any_requires_grad({self}) ? self.clone() : self, eps));
 }
 
 Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {

@@ -17,6 +17,7 @@ Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, con
 
 // log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (and >= 0).
 Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+Tensor& logit_(Tensor& self, std::optional<double> eps = std::nullopt);  // floating self only
 
 // The cross product of 3-vectors along dim (inputs of equal ndim, broadcast): torch.linalg.cross.
 Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim = -1);

@@ -205,6 +205,43 @@ std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& in
   return out;
 }
 
+namespace {
+
+// The dim hsplit / vsplit / dsplit split along, after checking x has enough dims.
+int64_t split_dim(const Tensor& x, const char* op, int64_t min_dims, int64_t dim) {
+  EMBER_CHECK(x.dim() >= min_dims, Error, op, ": requires a tensor with at least ", min_dims,
+              " dimension", min_dims > 1 ? "s" : "", ", but got a tensor with ", x.dim(), " dimensions (shape ",
+              x.shape_str(), ")");
+  return dim;
+}
+
+std::vector<Tensor> even_split(const Tensor& x, int64_t sections, int64_t dim, const char* op) {
+  EMBER_CHECK(sections <= 0 || x.size(dim) % sections == 0, Error, op, ": attempted to split along dimension ", dim,
+              ", but the size of the dimension ", x.size(dim), " is not divisible by the split_size ", sections, "!");
+  return as_op(op, [&] { return tensor_split(x, sections, dim); });
+}
+
+}  // namespace
+
+std::vector<Tensor> hsplit(const Tensor& x, int64_t sections) {
+  return even_split(x, sections, split_dim(x, "hsplit", 1, x.dim() == 1 ? 0 : 1), "hsplit");
+}
+std::vector<Tensor> hsplit(const Tensor& x, const std::vector<int64_t>& indices) {
+  return tensor_split(x, indices, split_dim(x, "hsplit", 1, x.dim() == 1 ? 0 : 1));
+}
+std::vector<Tensor> vsplit(const Tensor& x, int64_t sections) {
+  return even_split(x, sections, split_dim(x, "vsplit", 2, 0), "vsplit");
+}
+std::vector<Tensor> vsplit(const Tensor& x, const std::vector<int64_t>& indices) {
+  return tensor_split(x, indices, split_dim(x, "vsplit", 2, 0));
+}
+std::vector<Tensor> dsplit(const Tensor& x, int64_t sections) {
+  return even_split(x, sections, split_dim(x, "dsplit", 3, 2), "dsplit");
+}
+std::vector<Tensor> dsplit(const Tensor& x, const std::vector<int64_t>& indices) {
+  return tensor_split(x, indices, split_dim(x, "dsplit", 3, 2));
+}
+
 Tensor atleast_1d(const Tensor& x) { return x.dim() >= 1 ? x : reshape(x, {1}); }
 
 Tensor atleast_2d(const Tensor& x) {

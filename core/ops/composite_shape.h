@@ -35,6 +35,15 @@ Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_si
 std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim = 0);
 std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim = 0);
 
+// tensor_split along dim 1 (dim 0 for 1-D; hsplit), 0 (vsplit, 2-D and up) or 2 (dsplit, 3-D
+// and up); `sections` must divide that dim.
+std::vector<Tensor> hsplit(const Tensor& x, int64_t sections);
+std::vector<Tensor> hsplit(const Tensor& x, const std::vector<int64_t>& indices);
+std::vector<Tensor> vsplit(const Tensor& x, int64_t sections);
+std::vector<Tensor> vsplit(const Tensor& x, const std::vector<int64_t>& indices);
+std::vector<Tensor> dsplit(const Tensor& x, int64_t sections);
+std::vector<Tensor> dsplit(const Tensor& x, const std::vector<int64_t>& indices);
+
 // Views with at least 1, 2 or 3 dims, as numpy's atleast_*d.
 Tensor atleast_1d(const Tensor& x);
 Tensor atleast_2d(const Tensor& x);

@@ -142,6 +142,18 @@ void bind_shape(py::module_& m, TensorClass& cls) {
           py::kw_only(), py::arg("output_size") = py::none());
   m.def("tensor_split", &tensor_split_any, py::arg("input"), py::arg("indices_or_sections"), py::arg("dim") = 0);
   cls.def("tensor_split", &tensor_split_any, py::arg("indices_or_sections"), py::arg("dim") = 0);
+  using Sections = std::vector<Tensor> (*)(const Tensor&, int64_t);
+  using Indices = std::vector<Tensor> (*)(const Tensor&, const std::vector<int64_t>&);
+  const std::tuple<const char*, Sections, Indices> splits[] = {
+      {"hsplit", hsplit, hsplit}, {"vsplit", vsplit, vsplit}, {"dsplit", dsplit, dsplit}};
+  for (const auto& [name, by_sections, by_indices] : splits) {
+    auto f = [name = name, by_sections = by_sections, by_indices = by_indices](const Tensor& x, py::handle how) {
+      if (PyIndex_Check(how.ptr()) && !py::isinstance<Tensor>(how)) return as_tuple(by_sections(x, how.cast<int64_t>()));
+      return as_tuple(by_indices(x, to_int_list(how, name)));
+    };
+    m.def(name, f, py::arg("input"), py::arg("indices_or_sections"));
+    cls.def(name, f, py::arg("indices_or_sections"));
+  }
   m.def("atleast_1d", [](py::args a) { return atleast<atleast_1d>(a, "atleast_1d"); });
   m.def("atleast_2d", [](py::args a) { return atleast<atleast_2d>(a, "atleast_2d"); });
   m.def("atleast_3d", [](py::args a) { return atleast<atleast_3d>(a, "atleast_3d"); });
@@ -203,6 +215,8 @@ void bind_pointwise(py::module_& m, TensorClass& cls) {
     }, py::arg("tensor1"), py::arg("tensor2"), py::kw_only(), py::arg("value") = 1);
   }
   auto logit_f = [](const Tensor& x, std::optional<double> eps) { return logit(x, eps); };
+  cls.def("logit_", [](Tensor& x, std::optional<double> eps) -> Tensor& { return logit_(x, eps); },
+          py::arg("eps") = py::none());
   m.def("logit", logit_f, py::arg("input"), py::arg("eps") = py::none());
   cls.def("logit", logit_f, py::arg("eps") = py::none());
   auto cross_f = [](const Tensor& a, const Tensor& b, std::optional<int64_t> dim) { return cross(a, b, dim); };
@@ -236,6 +250,14 @@ void bind_products(py::module_& m, TensorClass& cls) {
     m.def(name, f, py::arg("input"), py::arg("batch1"), py::arg("batch2"), py::kw_only(), py::arg("beta") = 1,
           py::arg("alpha") = 1);
     cls.def(name, f, py::arg("batch1"), py::arg("batch2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+  }
+  using BatchedInplace = Tensor& (*)(Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&);
+  const std::pair<const char*, BatchedInplace> batched_inplace[] = {{"baddbmm_", baddbmm_}, {"addbmm_", addbmm_}};
+  for (const auto& [name, fn] : batched_inplace) {
+    cls.def(name, [name = name, fn = fn](Tensor& x, const Tensor& b1, const Tensor& b2, py::handle beta,
+                                         py::handle alpha) -> Tensor& {
+      return fn(x, b1, b2, to_scalar(beta, name), to_scalar(alpha, name));
+    }, py::arg("batch1"), py::arg("batch2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
   }
   m.def("tensordot", &tensordot_any, py::arg("a"), py::arg("b"), py::arg("dims") = 2);
   m.def("kron", [](const Tensor& a, const Tensor& b) { return kron(a, b); }, py::arg("input"), py::arg("other"));

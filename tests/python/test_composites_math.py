@@ -138,6 +138,42 @@ def test_inplace_addc(name):
         getattr(make(random_array((3,))), name)(make(random_array((3, 1))), make(random_array((3,))))
 
 
+@pytest.mark.parametrize("name", ["baddbmm_", "addbmm_"])
+def test_inplace_batched_products(name):
+    x = random_array((3, 4)) if name == "addbmm_" else random_array((2, 3, 4))
+    a, b = random_array((2, 3, 5)), random_array((2, 5, 4))
+    t = make(x)
+    out = getattr(t, name)(make(a), make(b), beta=0.5, alpha=2)
+    product = a @ b if name == "baddbmm_" else (a @ b).sum(0)
+    assert_close(t, 0.5 * x + 2 * product, 1e-4, 1e-5)
+    assert_close(out, t)
+    with pytest.raises(RuntimeError, match=name + ": output with shape"):
+        getattr(make(random_array((4,))), name)(make(a), make(b))
+    leaf = make(x, requires_grad=True)
+    with pytest.raises(RuntimeError, match=name):
+        getattr(leaf, name)(make(a), make(b))
+
+
+def test_inplace_products_and_logit_gradients():
+    x = make(random_array((2, 3, 4), np.float64), requires_grad=True)
+    a = make(random_array((2, 3, 5), np.float64), requires_grad=True)
+    b = make(random_array((2, 5, 4), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, a, b: (x * 1).baddbmm_(a, b, beta=0.5, alpha=2), [x, a, b])
+    y = make(random_array((3, 4), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda y, a, b: (y * 1).addbmm_(a, b, alpha=-1), [y, a, b])
+    p = make(random_array((3, 4), np.float64, domain=(0.1, 0.9)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda p: (p * 1).logit_(), [p])
+
+
+def test_logit_inplace():
+    x = random_array((3, 4), domain=(0.05, 0.95))
+    t = make(x)
+    t.logit_(eps=0.1)
+    assert_close(t, np_logit(x, 0.1), 1e-5, 1e-5)
+    with pytest.raises(RuntimeError, match="logit_: result type float32 can't be cast to the desired output type int64"):
+        ember.ones(2, dtype=ember.int64).logit_()
+
+
 def test_inplace_addcmul_gradient():
     x = make(random_array((2, 3), np.float64), requires_grad=True)
     a = make(random_array((2, 3), np.float64), requires_grad=True)

@@ -1,6 +1,6 @@
 """Shape composites against numpy (and torch when importable): movedim /
 moveaxis, tile, meshgrid, broadcast_tensors / broadcast_shapes,
-repeat_interleave, tensor_split, atleast_*d, the *stack joins, diff; on
+repeat_interleave, tensor_split, hsplit / vsplit / dsplit, atleast_*d, the *stack joins, diff; on
 non-contiguous inputs, under gradcheck, and their errors."""
 import numpy as np
 import pytest
@@ -56,6 +56,11 @@ CASES = [
            lambda a: np_pieces(np.split(a, [1, 5, 10])), [[(7,)], [(7, 2)]]),
     OpCase("tensor_split_unsorted", lambda a: pieces(ember.tensor_split(a, [5, 1, -2])),
            lambda a: np_pieces([a[:5], a[5:1], a[1:-2], a[-2:]]), [[(7,)]]),
+    OpCase("hsplit", lambda a: pieces(ember.hsplit(a, 2)), lambda a: np_pieces(np.hsplit(a, 2)), [[(3, 4)], [(6,)]]),
+    OpCase("hsplit_indices", lambda a: pieces(a.hsplit([1, 3])), lambda a: np_pieces(np.hsplit(a, [1, 3])),
+           [[(2, 5)], [(4,)]]),
+    OpCase("vsplit", lambda a: pieces(ember.vsplit(a, [2])), lambda a: np_pieces(np.vsplit(a, [2])), [[(3, 2)]]),
+    OpCase("dsplit", lambda a: pieces(a.dsplit(3)), lambda a: np_pieces(np.dsplit(a, 3)), [[(2, 1, 6)]]),
     OpCase("hstack", lambda a, b: ember.hstack([a, b]), lambda a, b: np.hstack([a, b]),
            [[(2, 3), (2, 1)], [(3,), (2,)], [(), ()]], dtypes=MIXED),
     OpCase("vstack", lambda a, b: ember.vstack((a, b)), lambda a, b: np.vstack([a, b]),
@@ -181,6 +186,12 @@ ERRORS = [
     (lambda: ember.tensor_split(ember.arange(7), 0), RuntimeError, "tensor_split: number of sections must be larger"),
     (lambda: ember.tensor_split(ember.tensor(7), 1), RuntimeError, "tensor_split: expected at least a 1-dimensional"),
     (lambda: ember.tensor_split(ember.arange(7), ember.tensor([1.0])), RuntimeError, "tensor_split: .*int64"),
+    (lambda: ember.hsplit(ember.ones(2, 5), 2), RuntimeError,
+     "hsplit: attempted to split along dimension 1, but the size of the dimension 5 is not divisible"),
+    (lambda: ember.hsplit(ember.tensor(1.0), 1), RuntimeError, "hsplit: requires a tensor with at least 1 dimension"),
+    (lambda: ember.vsplit(ember.ones(6), 2), RuntimeError, "vsplit: requires a tensor with at least 2 dimensions"),
+    (lambda: ember.dsplit(ember.ones(2, 2), [1]), RuntimeError, "dsplit: requires a tensor with at least 3 dimensions"),
+    (lambda: ember.hsplit(ember.ones(2, 6), 0), RuntimeError, "hsplit: .*number of sections must be larger than 0"),
     (lambda: ember.hstack([]), RuntimeError, "hstack: expects a non-empty TensorList"),
     (lambda: ember.hstack([ember.ones(2, 3), ember.ones(3, 3)]), RuntimeError, "hstack: cat"),
     (lambda: ember.vstack(ember.ones(2, 3)), TypeError, "vstack: argument 'tensors' must be a tuple or list"),
