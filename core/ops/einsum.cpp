@@ -1,8 +1,8 @@
 // einsum, composed of ember ops: the equation is parsed into one label per
-// dim of each operand; repeated labels on one operand become diagonals (a
-// permute, a reshape and a strided slice); labels no later step needs are
-// summed away as early as possible; then the operands are contracted left to
-// right, each pair as one (batched, broadcasting) matmul of
+// dim of each operand; repeated labels on one operand become diagonals
+// (diagonal views); labels no later step needs are summed away as early as
+// possible; then the operands are contracted left to right, each pair as one
+// (batched, broadcasting) matmul of
 // [batch..., left, contracted] by [batch..., contracted, right]. Pairs with
 // nothing to contract are a broadcasting mul instead (an outer or elementwise
 // product: no reduction, so no product tensor larger than the result).
@@ -14,6 +14,7 @@
 
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
@@ -90,22 +91,6 @@ std::string label_name(int id, int ell_dims) {
   return id < kLetters ? str("subscript ", char_of(id)) : str("dimension ", id - kLetters - ell_dims, " covered by '...'");
 }
 
-// The diagonal of t over dims a and b (equal sizes): both leave and the
-// diagonal becomes the last dim. Differentiable, as its pieces are.
-Tensor diagonal_last(const Tensor& t, int64_t a, int64_t b) {
-  Dims perm;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (d != a && d != b) perm.push_back(d);
-  }
-  perm.push_back(a);
-  perm.push_back(b);
-  const int64_t n = t.size(a);
-  Shape flat(t.dim() - 1);
-  for (size_t k = 0; k + 2 < perm.size(); ++k) flat[k] = t.size(perm[k]);
-  flat.back() = n * n;
-  return slice(reshape(permute(t, perm), flat), -1, 0, std::nullopt, n + 1);
-}
-
 // Repeated labels of one operand ('ii->i'): take diagonals until each label is on one dim.
 void take_diagonals(Tensor& t, Labels& ids, size_t operand, const Context& ctx) {
   for (bool again = true; again;) {
@@ -116,7 +101,7 @@ void take_diagonals(Tensor& t, Labels& ids, size_t operand, const Context& ctx) 
         EMBER_CHECK(t.size(a) == t.size(b), Error, "einsum: subscript ", char_of(ids[a]), " is repeated for operand ",
                     operand, " but the sizes don't match, ", t.size(b), " != ", t.size(a), ctx());
         const int id = ids[a];
-        t = diagonal_last(t, static_cast<int64_t>(a), static_cast<int64_t>(b));
+        t = diagonal(t, 0, static_cast<int64_t>(a), static_cast<int64_t>(b));  // a view; the diagonal goes last
         ids.erase(ids.begin() + b);
         ids.erase(ids.begin() + a);
         ids.push_back(id);
