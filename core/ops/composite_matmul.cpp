@@ -100,6 +100,62 @@ Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const 
   return assign_product("addbmm_", self, addbmm(saved_copy(self), batch1, batch2, beta, alpha));
 }
 
+namespace {
+
+void check_addmv(const char* op, const Tensor& input, const Tensor& mat, const Tensor& vec) {
+  EMBER_CHECK(input.defined() && mat.defined() && vec.defined(), ValueError, op, ": got an undefined tensor");
+  EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0), Error, op,
+              ": size mismatch, got input (", input.shape_str(), "), mat (", mat.shape_str(), "), vec (",
+              vec.shape_str(), ")");
+}
+
+void check_addr(const char* op, const Tensor& input, const Tensor& vec1, const Tensor& vec2) {
+  EMBER_CHECK(input.defined() && vec1.defined() && vec2.defined(), ValueError, op, ": got an undefined tensor");
+  EMBER_CHECK(vec1.dim() == 1, Error, op, ": expected 1-D argument vec1, but got ", vec1.dim(), "-D");
+  EMBER_CHECK(vec2.dim() == 1, Error, op, ": expected 1-D argument vec2, but got ", vec2.dim(), "-D");
+}
+
+}  // namespace
+
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  check_addmv("addmv", input, mat, vec);
+  const Tensor product = as_op("addmv", [&] { return mv(mat, vec); });
+  return scaled_sum("addmv", input, product, beta, alpha);
+}
+
+Tensor& addmv_(Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
+  check_addmv("addmv_", self, mat, vec);
+  autograd::check_inplace(self, "addmv_");
+  return assign_product("addmv_", self, addmv(saved_copy(self), mat, vec, beta, alpha));
+}
+
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+  check_addr("addr", input, vec1, vec2);
+  const Tensor product = as_op("addr", [&] { return outer(vec1, vec2); });
+  return scaled_sum("addr", input, product, beta, alpha);
+}
+
+Tensor& addr_(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
+  check_addr("addr_", self, vec1, vec2);
+  autograd::check_inplace(self, "addr_");
+  return assign_product("addr_", self, addr(saved_copy(self), vec1, vec2, beta, alpha));
+}
+
+Tensor inner(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.defined() && b.defined(), ValueError, "inner: got an undefined tensor");
+  if (a.dim() == 0 || b.dim() == 0) return as_op("inner", [&] { return mul(a, b); });
+  EMBER_CHECK(a.size(-1) == b.size(-1), Error, "inner: the last dimension must match on both input tensors but got "
+              "shapes ", a.shape_str(), " and ", b.shape_str());
+  return as_op("inner", [&] { return tensordot(a, b, {-1}, {-1}); });
+}
+
+Tensor vdot(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.defined() && b.defined(), ValueError, "vdot: got an undefined tensor");
+  EMBER_CHECK(a.dim() == 1 && b.dim() == 1, Error, "vdot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
+              "D tensors");
+  return as_op("vdot", [&] { return dot(a, b); });
+}
+
 Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "tensordot: got an undefined tensor");
   EMBER_CHECK(dims_a.size() == dims_b.size(), Error, "tensordot: both dimension lists should have same length, got ",

@@ -19,6 +19,18 @@ Tensor& baddbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const
                  const Scalar& alpha = 1);
 Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                 const Scalar& alpha = 1);
+// beta * input + alpha * mv(mat, vec), and in place; input broadcasts to [N].
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor& addmv_(Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+// beta * input + alpha * outer(vec1, vec2), and in place; input broadcasts to [N, M].
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1,
+            const Scalar& alpha = 1);
+Tensor& addr_(Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// Sums over the last dims of a and b (0-d: a product): [a..., b...] without the last dims.
+Tensor inner(const Tensor& a, const Tensor& b);
+// The dot product of two 1-D tensors (real dtypes: nothing to conjugate).
+Tensor vdot(const Tensor& a, const Tensor& b);
 // Contracts dims_a of a with dims_b of b (pairwise) as one mm; free dims of a, then of b.
 Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b);
 // The last `dims` dims of a with the first `dims` of b.

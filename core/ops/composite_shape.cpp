@@ -7,6 +7,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/composite_detail.h>
+#include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -279,6 +280,66 @@ Tensor column_stack(const std::vector<Tensor>& tensors) {
   const std::vector<Tensor> columns =
       map_all(tensors, [](const Tensor& t) { return t.dim() <= 1 ? reshape(t, {t.numel(), 1}) : t; });
   return as_op("column_stack", [&] { return cat(columns, 1); });
+}
+
+Tensor cartesian_prod(const std::vector<Tensor>& tensors) {
+  check_nonempty(tensors, "cartesian_prod");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EMBER_CHECK(tensors[i].dim() == 1, Error, "cartesian_prod: expected 1-D tensors, but tensor ", i, " has shape ",
+                tensors[i].shape_str());
+  }
+  if (tensors.size() == 1) return tensors[0];
+  const std::vector<Tensor> grids = as_op("cartesian_prod", [&] { return meshgrid(tensors, "ij"); });
+  return stack(map_all(grids, [](const Tensor& g) { return reshape(g, {-1}); }), 1);
+}
+
+Tensor block_diag(const std::vector<Tensor>& tensors) {
+  if (tensors.empty()) return empty({1, 0}, default_float_dtype());
+  check_nonempty(tensors, "block_diag");
+  const Device dev = common_device("block_diag", tensors);
+  const DType dt = result_type(tensors);
+  std::vector<Tensor> blocks;
+  int64_t cols = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    EMBER_CHECK(t.dim() <= 2, Error, "block_diag: input tensors must have 2 or fewer dimensions. Input ", i, " has ",
+                t.dim(), " dimensions");
+    blocks.push_back((t.dim() == 2 ? t : reshape(t, {1, t.numel()})).to(dt));
+    cols += blocks.back().size(1);
+  }
+  // Each block's rows: zeros to its left, the block, zeros to its right.
+  std::vector<Tensor> rows;
+  int64_t left = 0;
+  for (const Tensor& b : blocks) {
+    const int64_t r = b.size(0), c = b.size(1);
+    rows.push_back(cat({zeros({r, left}, dt, dev), b, zeros({r, cols - left - c}, dt, dev)}, 1));
+    left += c;
+  }
+  return cat(rows, 0);
+}
+
+Tensor rot90(const Tensor& x, int64_t k, const Dims& dims) {
+  EMBER_CHECK(dims.size() == 2, Error, "rot90: expected total rotation dims == 2, but got dims = ", dims.size());
+  EMBER_CHECK(x.dim() >= 2, Error, "rot90: expected total dims >= 2, but got total dims = ", x.dim());
+  const int64_t d0 = wrap_dim(dims[0], x.dim(), "rot90"), d1 = wrap_dim(dims[1], x.dim(), "rot90");
+  EMBER_CHECK(d0 != d1, Error, "rot90: expected rotation dims to be different, but got dim0 = ", d0,
+              " and dim1 = ", d1);
+  switch (((k % 4) + 4) % 4) {
+    case 1: return transpose(flip(x, {d1}), d0, d1);
+    case 2: return flip(x, {d0, d1});
+    case 3: return transpose(flip(x, {d0}), d0, d1);
+    default: return x.clone();
+  }
+}
+
+Tensor fliplr(const Tensor& x) {
+  EMBER_CHECK(x.dim() >= 2, Error, "fliplr: input must be >= 2-d, got shape ", x.shape_str());
+  return flip(x, {1});
+}
+
+Tensor flipud(const Tensor& x) {
+  EMBER_CHECK(x.dim() >= 1, Error, "flipud: input must be >= 1-d, got shape ", x.shape_str());
+  return flip(x, {0});
 }
 
 Tensor diff(const Tensor& x, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append) {

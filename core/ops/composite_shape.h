@@ -55,6 +55,16 @@ Tensor vstack(const std::vector<Tensor>& tensors);
 Tensor dstack(const std::vector<Tensor>& tensors);
 Tensor column_stack(const std::vector<Tensor>& tensors);
 
+// The rows of the Cartesian product of 1-D tensors, [N1 * N2 * ..., count] (one tensor: itself).
+Tensor cartesian_prod(const std::vector<Tensor>& tensors);
+// A block-diagonal matrix of 0-d (1x1), 1-D (1xN) and 2-D blocks, zeros elsewhere (dtypes promoted).
+Tensor block_diag(const std::vector<Tensor>& tensors);
+// Rotation by k * 90 degrees in the plane of dims (from the first towards the second).
+Tensor rot90(const Tensor& x, int64_t k = 1, const Dims& dims = {0, 1});
+// flip(x, {1}) for 2-D and up; flip(x, {0}) for 1-D and up.
+Tensor fliplr(const Tensor& x);
+Tensor flipud(const Tensor& x);
+
 // The n-th forward difference along dim, after joining prepend and append (undefined: none).
 Tensor diff(const Tensor& x, int64_t n = 1, int64_t dim = -1, const Tensor& prepend = {},
             const Tensor& append = {});

@@ -163,6 +163,15 @@ void bind_shape(py::module_& m, TensorClass& cls) {
   for (const auto& [name, fn] : joins) {
     m.def(name, [name = name, fn = fn](py::handle ts) { return fn(tensor_sequence(ts, name)); }, py::arg("tensors"));
   }
+  m.def("cartesian_prod", [](py::args ts) { return cartesian_prod(tensors_of(ts, "cartesian_prod")); });
+  m.def("block_diag", [](py::args ts) { return block_diag(tensors_of(ts, "block_diag")); });
+  auto rot90_f = [](const Tensor& x, int64_t k, py::handle dims) { return rot90(x, k, to_int_list(dims, "rot90")); };
+  m.def("rot90", rot90_f, py::arg("input"), py::arg("k") = 1, py::arg("dims") = py::make_tuple(0, 1));
+  cls.def("rot90", rot90_f, py::arg("k") = 1, py::arg("dims") = py::make_tuple(0, 1));
+  for (const auto& [name, fn] : {std::pair{"fliplr", &fliplr}, std::pair{"flipud", &flipud}}) {
+    m.def(name, fn, py::arg("input"));
+    cls.def(name, fn);
+  }
   auto diff_f = [](const Tensor& x, int64_t n, int64_t dim, std::optional<Tensor> prepend,
                    std::optional<Tensor> append) {
     return diff(x, n, dim, prepend.value_or(Tensor()), append.value_or(Tensor()));
@@ -258,6 +267,28 @@ void bind_products(py::module_& m, TensorClass& cls) {
                                          py::handle alpha) -> Tensor& {
       return fn(x, b1, b2, to_scalar(beta, name), to_scalar(alpha, name));
     }, py::arg("batch1"), py::arg("batch2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+  }
+  using Vector = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&);
+  using VectorInplace = Tensor& (*)(Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&);
+  const std::tuple<const char*, const char*, const char*, Vector, VectorInplace> vector_products[] = {
+      {"addmv", "mat", "vec", addmv, addmv_}, {"addr", "vec1", "vec2", addr, addr_}};
+  for (const auto& [name, first, second, fn, inplace] : vector_products) {
+    auto f = [name = name, fn = fn](const Tensor& x, const Tensor& a, const Tensor& b, py::handle beta,
+                                    py::handle alpha) {
+      return fn(x, a, b, to_scalar(beta, name), to_scalar(alpha, name));
+    };
+    m.def(name, f, py::arg("input"), py::arg(first), py::arg(second), py::kw_only(), py::arg("beta") = 1,
+          py::arg("alpha") = 1);
+    cls.def(name, f, py::arg(first), py::arg(second), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+    const std::string inplace_name = std::string(name) + "_";
+    cls.def(inplace_name.c_str(), [name = name, inplace = inplace](Tensor& x, const Tensor& a, const Tensor& b,
+                                                                   py::handle beta, py::handle alpha) -> Tensor& {
+      return inplace(x, a, b, to_scalar(beta, name), to_scalar(alpha, name));
+    }, py::arg(first), py::arg(second), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1);
+  }
+  for (const auto& [name, fn] : {std::pair{"inner", &inner}, std::pair{"vdot", &vdot}}) {
+    m.def(name, fn, py::arg("input"), py::arg("other"));
+    cls.def(name, fn, py::arg("other"));
   }
   m.def("tensordot", &tensordot_any, py::arg("a"), py::arg("b"), py::arg("dims") = 2);
   m.def("kron", [](const Tensor& a, const Tensor& b) { return kron(a, b); }, py::arg("input"), py::arg("other"));

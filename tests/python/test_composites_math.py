@@ -1,7 +1,7 @@
 """Reduction, pointwise and product composites against numpy (and torch when
 importable): count_nonzero, var_mean/std_mean, aminmax, numel, addcmul/addcdiv
 (and in place), logit, cross/linalg.cross, logspace, baddbmm/addbmm,
-tensordot, kron, cdist; finfo/iinfo; gradcheck and errors."""
+addmv/addr (and in place), inner, vdot, tensordot, kron, cdist; finfo/iinfo; gradcheck and errors."""
 import math
 
 import numpy as np
@@ -74,6 +74,17 @@ CASES = [
     OpCase("addbmm", lambda x, a, b: ember.addbmm(x, a, b, alpha=-1), lambda x, a, b: x - (a @ b).sum(0),
            [[(3, 4), (2, 3, 5), (2, 5, 4)], [(4,), (3, 3, 2), (3, 2, 4)], [(2, 2), (0, 2, 3), (0, 3, 2)]],
            rtol=1e-4, atol=1e-5, torch_fn=lambda x, a, b: torch.addbmm(x, a, b, alpha=-1)),
+    OpCase("addmv", lambda x, m, v: ember.addmv(x, m, v, beta=2, alpha=-0.5), lambda x, m, v: 2 * x - 0.5 * (m @ v),
+           [[(3,), (3, 4), (4,)], [(1,), (2, 3), (3,)], [(), (2, 3), (3,)], [(2,), (2, 0), (0,)]], rtol=1e-4, atol=1e-5,
+           torch_fn=lambda x, m, v: torch.addmv(x, m, v, beta=2, alpha=-0.5)),
+    OpCase("addr", lambda x, a, b: x.addr(a, b, alpha=3), lambda x, a, b: x + 3 * np.outer(a, b),
+           [[(2, 3), (2,), (3,)], [(3,), (2,), (3,)]], rtol=1e-4, atol=1e-5,
+           torch_fn=lambda x, a, b: torch.addr(x, a, b, alpha=3)),
+    OpCase("inner", lambda a, b: ember.inner(a, b), lambda a, b: np.inner(a, b),
+           [[(2, 3), (4, 3)], [(3,), (3,)], [(), (2, 3)], [(2, 1, 4), (3, 4)]], dtypes=FLOATS + (np.int64,),
+           rtol=1e-4, atol=1e-5, torch_fn=lambda a, b: torch.inner(a, b)),
+    OpCase("vdot", lambda a, b: a.vdot(b), lambda a, b: np.vdot(a, b), [[(4,), (4,)], [(0,), (0,)]], rtol=1e-4,
+           atol=1e-5),
     OpCase("tensordot", lambda a, b: ember.tensordot(a, b), lambda a, b: np.tensordot(a, b),
            [[(3, 4, 5), (4, 5, 2)], [(2, 3), (2, 3)]], rtol=1e-4, atol=1e-5, torch_fn=lambda a, b: torch.tensordot(a, b)),
     OpCase("tensordot_lists", lambda a, b: ember.tensordot(a, b, dims=([2, 0], [0, 1])),
@@ -136,6 +147,23 @@ def test_inplace_addc(name):
     assert_close(out, expected, 1e-5, 1e-6)
     with pytest.raises(RuntimeError, match=name):
         getattr(make(random_array((3,))), name)(make(random_array((3, 1))), make(random_array((3,))))
+
+
+def test_inplace_vector_products():
+    x, m, v = random_array((3,)), random_array((3, 4)), random_array((4,))
+    t = make(x)
+    t.addmv_(make(m), make(v), beta=0.5)
+    assert_close(t, 0.5 * x + m @ v, 1e-4, 1e-5)
+    y, a, b = random_array((2, 3)), random_array((2,)), random_array((3,))
+    u = make(y)
+    u.addr_(make(a), make(b), alpha=2)
+    assert_close(u, y + 2 * np.outer(a, b), 1e-5, 1e-6)
+    with pytest.raises(RuntimeError, match="addmv_: output with shape"):
+        make(random_array((1,))).addmv_(make(m), make(v))
+    x64 = make(random_array((3,), np.float64), requires_grad=True)
+    m64 = make(random_array((3, 4), np.float64), requires_grad=True)
+    v64 = make(random_array((4,), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, m, v: (x * 1).addmv_(m, v, beta=2), [x64, m64, v64])
 
 
 @pytest.mark.parametrize("name", ["baddbmm_", "addbmm_"])
@@ -333,6 +361,14 @@ ERRORS = [
      r"baddbmm: expected batch2 to have size \[2, 5, \*\]"),
     (lambda: ember.addbmm(ember.ones(2, 3, 4), ember.ones(2, 3, 5), ember.ones(2, 5, 4)), RuntimeError,
      "addbmm: input of shape"),
+    (lambda: ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(4)), RuntimeError,
+     r"addmv: size mismatch, got input \(\[2\]\), mat \(\[2, 3\]\), vec \(\[4\]\)"),
+    (lambda: ember.addmv(ember.ones(3), ember.ones(2, 3), ember.ones(3)), RuntimeError, "addmv: input of shape"),
+    (lambda: ember.addr(ember.ones(2, 3), ember.ones(2, 1), ember.ones(3)), RuntimeError,
+     "addr: expected 1-D argument vec1, but got 2-D"),
+    (lambda: ember.inner(ember.ones(2, 3), ember.ones(4, 2)), RuntimeError, "inner: the last dimension must match"),
+    (lambda: ember.vdot(ember.ones(3, 1), ember.ones(3)), RuntimeError, "vdot: 1D tensors expected, but got 2D and 1D"),
+    (lambda: ember.vdot(ember.ones(3), ember.ones(4)), RuntimeError, "vdot: "),
     (lambda: ember.tensordot(ember.ones(3, 4, 5), ember.ones(4, 5, 6), dims=1), RuntimeError,
      "tensordot: contracted dimensions need to match, but first has size 5"),
     (lambda: ember.tensordot(ember.ones(3, 4), ember.ones(4, 5), dims=-1), RuntimeError, "tensordot: expects dims >= 0"),

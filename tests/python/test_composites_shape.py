@@ -1,6 +1,7 @@
 """Shape composites against numpy (and torch when importable): movedim /
 moveaxis, tile, meshgrid, broadcast_tensors / broadcast_shapes,
-repeat_interleave, tensor_split, hsplit / vsplit / dsplit, atleast_*d, the *stack joins, diff; on
+repeat_interleave, tensor_split, hsplit / vsplit / dsplit, atleast_*d, the
+*stack joins, cartesian_prod, block_diag, rot90, fliplr / flipud, diff; on
 non-contiguous inputs, under gradcheck, and their errors."""
 import numpy as np
 import pytest
@@ -23,6 +24,17 @@ def np_pieces(parts):
 
 def np_repeat(a, repeats, axis=None):
     return np.repeat(a, repeats, axis=axis)
+
+
+def np_block_diag(*blocks):
+    blocks = [b.reshape(1, -1) if b.ndim < 2 else b for b in blocks]
+    dtype = np.result_type(*blocks)
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
 
 
 CASES = [
@@ -73,6 +85,21 @@ CASES = [
     OpCase("atleast_3d", lambda a: ember.atleast_3d(a), lambda a: np.atleast_3d(a), [[()], [(3,)], [(2, 3)], [(1, 2, 3)]]),
     OpCase("atleast_2d", lambda a: ember.atleast_2d(a), lambda a: np.atleast_2d(a), [[()], [(3,)], [(2, 3)]]),
     OpCase("atleast_1d", lambda a: ember.atleast_1d(a), lambda a: np.atleast_1d(a), [[()], [(3,)]]),
+    OpCase("cartesian_prod", lambda a, b: ember.cartesian_prod(a, b),
+           lambda a, b: np.stack([g.reshape(-1) for g in np.meshgrid(a, b, indexing="ij")], 1),
+           [[(2,), (3,)], [(0,), (2,)]], dtypes=MIXED, torch_fn=lambda a, b: torch.cartesian_prod(a, b)),
+    OpCase("cartesian_prod_3", lambda a, b, c: ember.cartesian_prod(a, b, c),
+           lambda a, b, c: np.stack([g.reshape(-1) for g in np.meshgrid(a, b, c, indexing="ij")], 1),
+           [[(2,), (1,), (3,)]]),
+    OpCase("block_diag", lambda a, b, c: ember.block_diag(a, b, c), lambda a, b, c: np_block_diag(a, b, c),
+           [[(2, 2), (), (3,)], [(1, 3), (2, 0), (0, 2)]], dtypes=MIXED),
+    OpCase("rot90", lambda a: ember.rot90(a), lambda a: np.rot90(a), [[(2, 3)], [(2, 3, 4)]], dtypes=MIXED,
+           torch_fn=lambda a: torch.rot90(a)),
+    OpCase("rot90_k", lambda a: a.rot90(-1, [2, 0]), lambda a: np.rot90(a, -1, (2, 0)), [[(2, 3, 4)]]),
+    OpCase("rot90_k2", lambda a: ember.rot90(a, 6, (1, 0)), lambda a: np.rot90(a, 6, (1, 0)), [[(2, 3)]]),
+    OpCase("rot90_k0", lambda a: ember.rot90(a, 4), lambda a: np.rot90(a, 4), [[(2, 3)]]),
+    OpCase("fliplr", lambda a: ember.fliplr(a), lambda a: np.fliplr(a), [[(2, 3)], [(2, 3, 2)]], dtypes=MIXED),
+    OpCase("flipud", lambda a: a.flipud(), lambda a: np.flipud(a), [[(4,)], [(2, 3)]]),
     OpCase("diff", lambda a: ember.diff(a), lambda a: np.diff(a), [[(5,)], [(2, 4)], [(3, 1)], [(2, 0)]],
            dtypes=(np.float32, np.float64, np.int64, np.bool_), torch_fn=lambda a: torch.diff(a)),
     OpCase("diff_n_dim", lambda a: a.diff(n=2, dim=0), lambda a: np.diff(a, n=2, axis=0), [[(5, 3)], [(2, 2)], [(1, 2)]]),
@@ -156,6 +183,24 @@ def test_broadcast_shapes():
             assert tuple(ember.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
 
 
+def test_block_diag_against_torch():
+    if torch is None:
+        pytest.skip("torch is not importable")
+    blocks = [random_array((2, 2)), np.array(3.0, np.float32), np.arange(3)]
+    ours = ember.block_diag(*[make(b) for b in blocks])
+    theirs = torch.block_diag(*[torch.from_numpy(np.asarray(b)) for b in blocks])
+    assert ours.dtype == ember.float32 and theirs.dtype == torch.float32
+    assert_close(ours, theirs.numpy())
+
+
+def test_block_diag_empty_and_gradient():
+    empty = ember.block_diag()
+    assert tuple(empty.shape) == (1, 0) and empty.dtype == ember.float32
+    a = make(random_array((2, 2), np.float64), requires_grad=True)
+    b = make(random_array((3,), np.float64), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: ember.block_diag(a, b), [a, b])
+
+
 def test_diff_bool_and_large_n():
     assert ember.diff(ember.tensor([True, False, False])).tolist() == [True, False]
     assert tuple(ember.diff(ember.tensor([1.0, 2.0]), n=5).shape) == (0,)
@@ -192,6 +237,15 @@ ERRORS = [
     (lambda: ember.vsplit(ember.ones(6), 2), RuntimeError, "vsplit: requires a tensor with at least 2 dimensions"),
     (lambda: ember.dsplit(ember.ones(2, 2), [1]), RuntimeError, "dsplit: requires a tensor with at least 3 dimensions"),
     (lambda: ember.hsplit(ember.ones(2, 6), 0), RuntimeError, "hsplit: .*number of sections must be larger than 0"),
+    (lambda: ember.cartesian_prod(ember.ones(2, 2)), RuntimeError, r"cartesian_prod: expected 1-D tensors.*\[2, 2\]"),
+    (lambda: ember.cartesian_prod(), RuntimeError, "cartesian_prod: expects a non-empty"),
+    (lambda: ember.block_diag(ember.ones(2, 2, 2)), RuntimeError,
+     "block_diag: input tensors must have 2 or fewer dimensions. Input 0 has 3"),
+    (lambda: ember.rot90(ember.ones(2, 3), 1, [0, 0]), RuntimeError, "rot90: expected rotation dims to be different"),
+    (lambda: ember.rot90(ember.ones(3), 1), RuntimeError, "rot90: expected total dims >= 2"),
+    (lambda: ember.rot90(ember.ones(2, 3), 1, [0]), RuntimeError, "rot90: expected total rotation dims == 2"),
+    (lambda: ember.fliplr(ember.ones(3)), RuntimeError, "fliplr: input must be >= 2-d"),
+    (lambda: ember.flipud(ember.tensor(1.0)), RuntimeError, "flipud: input must be >= 1-d"),
     (lambda: ember.hstack([]), RuntimeError, "hstack: expects a non-empty TensorList"),
     (lambda: ember.hstack([ember.ones(2, 3), ember.ones(3, 3)]), RuntimeError, "hstack: cat"),
     (lambda: ember.vstack(ember.ones(2, 3)), TypeError, "vstack: argument 'tensors' must be a tuple or list"),

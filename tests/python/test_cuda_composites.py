@@ -88,6 +88,11 @@ def test_products():
     same_on_cuda(lambda x, a, b: ember.baddbmm(x, a, b, beta=0.5, alpha=2), arr(4), arr(2, 3, 5), arr(2, 5, 4))
     same_on_cuda(lambda x, a, b: ember.addbmm(x, a, b, alpha=-1), arr(3, 4), arr(2, 3, 5), arr(2, 5, 4))
     same_on_cuda(lambda a, b: ember.kron(a, b), arr(2, 3), arr(3, 1))
+    same_on_cuda(lambda x, m, v: ember.addmv(x, m, v, beta=2), arr(3), arr(3, 4), arr(4))
+    same_on_cuda(lambda x, a, b: ember.addr(x, a, b, alpha=3), arr(2, 3), arr(2), arr(3))
+    same_on_cuda(lambda a, b: ember.inner(a, b), arr(2, 3), arr(4, 3))
+    same_on_cuda(lambda a, b: ember.block_diag(a, b), arr(2, 2), arr(3))
+    same_on_cuda(lambda a: ember.rot90(a, 3, (1, 2)), arr(2, 3, 4))
 
 
 @pytest.mark.parametrize("mode,p", [("use_mm_for_euclid_dist", 2.0), ("donot_use_mm_for_euclid_dist", 2.0),
