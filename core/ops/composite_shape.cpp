@@ -29,6 +29,10 @@ Dims wrap_unique(const Dims& dims, int64_t ndim, const char* which) {
   return out;
 }
 
+void check_defined(const Tensor& t, const char* op) {
+  EMBER_CHECK(t.defined(), ValueError, op, ": got an undefined tensor");
+}
+
 void check_nonempty(const std::vector<Tensor>& ts, const char* op) {
   EMBER_CHECK(!ts.empty(), Error, op, ": expects a non-empty TensorList");
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -60,6 +64,7 @@ std::vector<int64_t> host_repeats(const Tensor& repeats) {
 }  // namespace
 
 Tensor movedim(const Tensor& x, const Dims& source, const Dims& destination) {
+  check_defined(x, "movedim");
   EMBER_CHECK(source.size() == destination.size(), Error,
               "movedim: Invalid source or destination dims: source (", shape_str(source),
               " dims) should contain the same number of dims as destination (", shape_str(destination), " dims)");
@@ -82,6 +87,7 @@ Tensor movedim(const Tensor& x, const Dims& source, const Dims& destination) {
 }
 
 Tensor tile(const Tensor& x, const Shape& reps) {
+  check_defined(x, "tile");
   for (int64_t r : reps) EMBER_CHECK(r >= 0, Error, "tile: repeats must be non-negative, got ", shape_str(reps));
   Shape padded(reps);
   while (static_cast<int64_t>(padded.size()) < x.dim()) padded.insert(padded.begin(), 1);
@@ -138,6 +144,7 @@ std::vector<Tensor> broadcast_tensors(const std::vector<Tensor>& tensors) {
 
 Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim,
                          std::optional<int64_t> output_size) {
+  check_defined(x, "repeat_interleave");
   EMBER_CHECK(repeats >= 0, Error, "repeat_interleave: repeats must be non-negative, got ", repeats);
   Tensor src = dim && x.dim() > 0 ? x : reshape(x, {-1});
   const int64_t d = dim ? wrap_dim(*dim, x.dim(), "repeat_interleave") : 0;
@@ -152,6 +159,7 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
 }
 
 Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_size) {
+  check_defined(repeats, "repeat_interleave");
   EMBER_CHECK(repeats.dim() == 1, Error, "repeat_interleave: repeats must be a 1-dim tensor, got shape ",
               repeats.shape_str());
   const std::vector<int64_t> r = host_repeats(repeats);
@@ -167,6 +175,8 @@ Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_si
 
 Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim,
                          std::optional<int64_t> output_size) {
+  check_defined(x, "repeat_interleave");
+  check_defined(repeats, "repeat_interleave");
   const std::vector<int64_t> r = host_repeats(repeats);
   if (r.size() == 1) return repeat_interleave(x, r[0], dim, output_size);  // one count for all, as PyTorch
   Tensor src = dim && x.dim() > 0 ? x : reshape(x, {-1});
@@ -181,6 +191,7 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<i
 // ---- splitting and joining
 
 std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim) {
+  check_defined(x, "tensor_split");
   EMBER_CHECK(x.dim() >= 1, Error, "tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
   EMBER_CHECK(sections > 0, Error, "tensor_split: number of sections must be larger than 0, got ", sections);
   const int64_t d = wrap_dim(dim, x.dim(), "tensor_split");
@@ -195,6 +206,7 @@ std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim)
 }
 
 std::vector<Tensor> tensor_split(const Tensor& x, const std::vector<int64_t>& indices, int64_t dim) {
+  check_defined(x, "tensor_split");
   EMBER_CHECK(x.dim() >= 1, Error, "tensor_split: expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
   const int64_t d = wrap_dim(dim, x.dim(), "tensor_split");
   std::vector<Tensor> out;
@@ -210,10 +222,17 @@ namespace {
 
 // The dim hsplit / vsplit / dsplit split along, after checking x has enough dims.
 int64_t split_dim(const Tensor& x, const char* op, int64_t min_dims, int64_t dim) {
+  check_defined(x, op);
   EMBER_CHECK(x.dim() >= min_dims, Error, op, ": requires a tensor with at least ", min_dims,
               " dimension", min_dims > 1 ? "s" : "", ", but got a tensor with ", x.dim(), " dimensions (shape ",
               x.shape_str(), ")");
   return dim;
+}
+
+// hsplit splits columns (dim 1), or the elements of a 1-D tensor.
+int64_t hsplit_dim(const Tensor& x) {
+  split_dim(x, "hsplit", 1, 1);
+  return x.dim() == 1 ? 0 : 1;
 }
 
 std::vector<Tensor> even_split(const Tensor& x, int64_t sections, int64_t dim, const char* op) {
@@ -225,10 +244,10 @@ std::vector<Tensor> even_split(const Tensor& x, int64_t sections, int64_t dim, c
 }  // namespace
 
 std::vector<Tensor> hsplit(const Tensor& x, int64_t sections) {
-  return even_split(x, sections, split_dim(x, "hsplit", 1, x.dim() == 1 ? 0 : 1), "hsplit");
+  return even_split(x, sections, hsplit_dim(x), "hsplit");
 }
 std::vector<Tensor> hsplit(const Tensor& x, const std::vector<int64_t>& indices) {
-  return tensor_split(x, indices, split_dim(x, "hsplit", 1, x.dim() == 1 ? 0 : 1));
+  return tensor_split(x, indices, hsplit_dim(x));
 }
 std::vector<Tensor> vsplit(const Tensor& x, int64_t sections) {
   return even_split(x, sections, split_dim(x, "vsplit", 2, 0), "vsplit");
@@ -319,6 +338,7 @@ Tensor block_diag(const std::vector<Tensor>& tensors) {
 }
 
 Tensor rot90(const Tensor& x, int64_t k, const Dims& dims) {
+  check_defined(x, "rot90");
   EMBER_CHECK(dims.size() == 2, Error, "rot90: expected total rotation dims == 2, but got dims = ", dims.size());
   EMBER_CHECK(x.dim() >= 2, Error, "rot90: expected total dims >= 2, but got total dims = ", x.dim());
   const int64_t d0 = wrap_dim(dims[0], x.dim(), "rot90"), d1 = wrap_dim(dims[1], x.dim(), "rot90");
@@ -333,11 +353,13 @@ Tensor rot90(const Tensor& x, int64_t k, const Dims& dims) {
 }
 
 Tensor fliplr(const Tensor& x) {
+  check_defined(x, "fliplr");
   EMBER_CHECK(x.dim() >= 2, Error, "fliplr: input must be >= 2-d, got shape ", x.shape_str());
   return flip(x, {1});
 }
 
 Tensor flipud(const Tensor& x) {
+  check_defined(x, "flipud");
   EMBER_CHECK(x.dim() >= 1, Error, "flipud: input must be >= 1-d, got shape ", x.shape_str());
   return flip(x, {0});
 }

@@ -87,3 +87,12 @@ TEST_CASE("composites: cross, aminmax, cdist", "[composites]") {
   require_values(d, {0, 5});
   require_throws<ValueError>([&] { cdist(ones({2, 2}), ones({2, 2}), 2.0, "fast"); }, "cdist: fast is not a valid");
 }
+
+TEST_CASE("composites: undefined tensors are refused by name", "[composites]") {
+  const Tensor none;
+  require_throws<ValueError>([&] { movedim(none, {0}, {0}); }, "movedim: got an undefined tensor");
+  require_throws<ValueError>([&] { hsplit(none, 2); }, "hsplit: got an undefined tensor");
+  require_throws<ValueError>([&] { repeat_interleave(none, 2); }, "repeat_interleave: got an undefined tensor");
+  require_throws<ValueError>([&] { einsum("i", {none}); }, "einsum: operand 0 is an undefined tensor");
+  require_throws<ValueError>([&] { cdist(none, ones({2, 2})); }, "cdist: got an undefined tensor");
+}
