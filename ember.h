@@ -10,9 +10,14 @@
 #include <ember/core/generator.h>
 #include <ember/core/ops/attention.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/composite_matmul.h>
+#include <ember/core/ops/composite_pointwise.h>
+#include <ember/core/ops/composite_reduce.h>
+#include <ember/core/ops/composite_shape.h>
 #include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/diagonal.h>
+#include <ember/core/ops/einsum.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/index.h>

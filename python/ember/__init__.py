@@ -42,6 +42,8 @@ from ember import backends, cuda, nn, optim, utils  # noqa: E402,F401
 from ember import linalg  # noqa: E402,F401
 from ember import amp  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
+from ember._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)

@@ -1,9 +1,10 @@
 """ember.linalg: torch.linalg's functions.
 
 Factorizations and solvers are C++ (ember._C._linalg: LAPACK on the CPU,
-cuSOLVER on CUDA). The norms, matrix_exp, lstsq, solve_ex, matrix_rank, cond,
-multi_dot and vecdot are compositions of ember ops here, so they run and
-differentiate on every device the ops do.
+cuSOLVER on CUDA); cross is a C++ composite (core/ops/composite_pointwise.h).
+The norms, matrix_exp, lstsq, solve_ex, matrix_rank, cond, multi_dot and
+vecdot are compositions of ember ops here, so they run and differentiate on
+every device the ops do.
 """
 import collections
 import math
@@ -11,15 +12,15 @@ from fractions import Fraction
 
 import ember
 from ember._C._linalg import (  # noqa: F401
-    cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, matrix_power, pinv,
-    qr, slogdet, solve, solve_triangular, svd, svdvals,
+    cholesky, cholesky_ex, cross, det, eigh, eigvalsh, inv, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, matrix_power,
+    pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
 
 __all__ = [
-    "cholesky", "cholesky_ex", "cond", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
-    "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-    "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
-    "vector_norm",
+    "cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+    "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+    "vecdot", "vector_norm",
 ]
 
 matmul = ember.matmul

@@ -83,6 +83,8 @@ void init_norm(py::module_& m);
 void init_loss(py::module_& m);
 void init_nn_misc(py::module_& m);  // embedding, dropout
 void init_attention(py::module_& m);  // scaled_dot_product_attention, the sdp switches
+void init_einsum(py::module_& m);     // einsum
+void init_composites(py::module_& m);  // ops composed of others: movedim, tile, addcmul, cdist, ...
 void init_optim(py::module_& m);
 void init_autocast(py::module_& m);  // autocast state, GradScaler ops
 void init_cuda(py::module_& m);

@@ -52,6 +52,8 @@ PYBIND11_MODULE(_C, m) {
   init_loss(m);
   init_nn_misc(m);
   init_attention(m);
+  init_einsum(m);
+  init_composites(m);
   init_optim(m);
   init_autocast(m);
   init_cuda(m);
