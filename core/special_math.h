@@ -52,7 +52,7 @@ EMBER_HOST_DEVICE inline double trigamma_positive(double x) {
 // negative x by the reflection psi'(x) + psi'(1 - x) = pi^2 / sin^2(pi x).
 EMBER_HOST_DEVICE inline double trigamma(double x) {
   constexpr double kPi = 3.14159265358979323846;
-  if (x != x) return x;
+  if (x != x || x == -INFINITY) return NAN;  // -inf: no limit (as PyTorch)
   if (x > 0) return trigamma_positive(x);
   if (x == ::floor(x)) return INFINITY;
   const double s = ::sin(kPi * x);

@@ -273,7 +273,9 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
   auto backward = [in_shape, d, size, step, windows](const autograd::TensorList& g, const autograd::TensorList&,
                                                       const std::vector<bool>&) {
     const Tensor& grad = g[0];
-    if (in_shape.empty()) return autograd::TensorList{grad.reshape({})};
+    if (in_shape.empty()) {  // a 0-d input: one window of 1 element, or of none
+      return autograd::TensorList{grad.numel() ? grad.reshape({}) : zeros({}, grad.dtype(), grad.device())};
+    }
     // Put each window's elements next to its index (dims d and d + 1), then
     // add window w's element k into input position w * step + k.
     const int64_t nd_in = static_cast<int64_t>(in_shape.size());

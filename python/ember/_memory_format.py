@@ -42,12 +42,8 @@ def _dense_in_order(tensor, order):
 def is_contiguous_as(tensor, fmt, plain_is_contiguous):
     if fmt is None or fmt is contiguous_format or fmt is preserve_format:
         return plain_is_contiguous(tensor)
-    if fmt is channels_last:
-        if tensor.dim() != 4:
-            raise RuntimeError("is_contiguous: channels_last needs a 4-D tensor; use channels_last_3d for 5-D")
-        return _dense_in_order(tensor, (0, 2, 3, 1))
+    if fmt is channels_last:  # only a 4-D tensor can be (torch answers False for others)
+        return tensor.dim() == 4 and _dense_in_order(tensor, (0, 2, 3, 1))
     if fmt is channels_last_3d:
-        if tensor.dim() != 5:
-            raise RuntimeError("is_contiguous: channels_last_3d needs a 5-D tensor")
-        return _dense_in_order(tensor, (0, 2, 3, 4, 1))
+        return tensor.dim() == 5 and _dense_in_order(tensor, (0, 2, 3, 4, 1))
     raise TypeError(f"is_contiguous: memory_format must be an ember.memory_format, got {type(fmt).__name__}")

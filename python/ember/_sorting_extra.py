@@ -130,7 +130,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         v = flat.narrow(-1, start, min(step, flat.shape[-1] - start)).unsqueeze(-1)
         s = seq.unsqueeze(-2)
         below = (s <= v) if right else (s < v)
-        pieces.append(below.sum(-1))
+        count = below.sum(-1)
+        if v.is_floating_point():  # NaN goes after everything, as in torch
+            count = ember.where(ember.isnan(v.squeeze(-1)), ember.full_like(count, n), count)
+        pieces.append(count)
     counts = ember.cat(pieces, -1) if pieces else ember.zeros(flat.shape, dtype=ember.int64, device=seq.device)
     counts = counts.reshape(values.shape) if values.dim() else counts.reshape(())
     return counts.to(ember.int32 if out_int32 else ember.int64)

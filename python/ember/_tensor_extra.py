@@ -26,15 +26,15 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     if isinstance(data, Tensor):
-        out = data.detach().clone().to(**_like(data, dtype, device))
+        out = data.detach().clone().to(**_like(self, dtype, device))
     else:
         out = ember.tensor(data, **_like(self, dtype, device))
     return out.requires_grad_(requires_grad)
 
 
-Tensor.new_zeros = _new_sized(lambda s, **kw: ember.zeros(*s, **kw))
-Tensor.new_ones = _new_sized(lambda s, **kw: ember.ones(*s, **kw))
-Tensor.new_empty = _new_sized(lambda s, **kw: ember.empty(*s, **kw))
+Tensor.new_zeros = _new_sized(lambda s, **kw: ember.zeros(tuple(s), **kw))
+Tensor.new_ones = _new_sized(lambda s, **kw: ember.ones(tuple(s), **kw))
+Tensor.new_empty = _new_sized(lambda s, **kw: ember.empty(tuple(s), **kw))
 Tensor.new_full = _new_full
 Tensor.new_tensor = _new_tensor
 Tensor.get_device = lambda self: -1 if self.device.type == "cpu" else self.device.index or 0

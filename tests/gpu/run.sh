@@ -75,13 +75,6 @@ run_step() {
   return $rc
 }
 
-# pytest-xdist, when installed, spreads the test files over several processes
-# (each its own CUDA context; the GPU has room for all of them).
-pytest_workers=()
-if "$python" -c "import xdist" 2>/dev/null; then
-  pytest_workers=(-n "${PYTEST_WORKERS:-$(( jobs < 8 ? jobs : 8 ))}" --dist loadfile)
-fi
-
 pytest_tail() {  # the pytest result line of a log, for the summary
   grep -E '(passed|failed|error|skipped|no tests ran)' "$1" | tail -n 1
 }
@@ -91,6 +84,18 @@ pytest_tail() {  # the pytest result line of a log, for the summary
 if compgen -G "$root/.whl/*.whl" >/dev/null; then
   "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "$root"/.whl/*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site
+fi
+
+# pytest-xdist, when installed (or carried in .whl/, installed above), spreads
+# the test files over several processes, each its own CUDA context (the GPU
+# has room for all of them) and a fair share of the CPU threads.
+pytest_workers=()
+pytest_env=()
+if "$python" -c "import xdist" 2>/dev/null; then
+  workers=${PYTEST_WORKERS:-$(( jobs < 8 ? jobs : 8 ))}
+  pytest_workers=(-n "$workers" --dist loadfile)
+  threads=$(( jobs / workers > 0 ? jobs / workers : 1 ))
+  pytest_env=(env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads")
 fi
 
 # ---- 1. environment
@@ -119,7 +124,7 @@ wants cpp && run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
 
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 if wants cuda; then
-EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" \
+EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" "${pytest_env[@]}" \
   "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
@@ -133,7 +138,7 @@ fi
 
 # ---- 5. the whole suite on the GPU
 if wants suite; then
-  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" \
+  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" "${pytest_env[@]}" \
     "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python
   note "    suite: $(pytest_tail "$out/suite.log")"
 fi

@@ -296,3 +296,27 @@ def test_functions_are_not_instantiated():
                 ctx.save_for_backward(3)
                 return x
         SavesInt.apply(f64(2))
+
+
+def test_an_output_kept_on_ctx_does_not_leak():
+    contexts = []
+
+    class KeepsOnCtx(Function):
+        @staticmethod
+        def forward(ctx, x):
+            contexts.append(weakref.ref(ctx))
+            y = x.exp()
+            ctx.y = y  # not save_for_backward: ember moves it into the saved tensors
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.y
+
+    x = f64(3)
+    y = KeepsOnCtx.apply(x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.detach().numpy()))
+    del y
+    gc.collect()
+    assert contexts[0]() is None

@@ -97,3 +97,12 @@ def test_against_torch():
     np.testing.assert_allclose(AF.jvp(g(ember), f64(a), f64(v))[1].numpy(),
                                torch.autograd.functional.jvp(g(torch), torch.tensor(a), torch.tensor(v))[1].numpy(),
                                rtol=1e-12)
+
+
+def test_functions_that_do_not_depend_on_the_input_give_zeros():
+    x = f64([1.0, 2.0])
+    assert float(AF.jacobian(lambda t: ember.ones(2), x).abs().sum()) == 0.0
+    assert float(AF.hessian(lambda t: t.sum(), x).abs().sum()) == 0.0
+    assert float(AF.hvp(lambda t: (2 * t).sum(), x, x)[1].abs().sum()) == 0.0
+    assert float(AF.vjp(lambda t: ember.ones(2), x, x)[1].abs().sum()) == 0.0
+    np.testing.assert_allclose(AF.jvp(lambda t: t * 3, x, x)[1].numpy(), [3.0, 6.0])

@@ -152,3 +152,13 @@ def test_argument_checks():
         Uniform(1.0, 0.0)
     with pytest.raises(NotImplementedError, match="Categorical has no reparameterized sampler"):
         Categorical(logits=ember.zeros(3)).rsample()
+
+
+def test_edge_probabilities_and_broadcast_log_prob():
+    b = Bernoulli(probs=t64([0.0, 1.0, 0.3]))
+    lp = b.log_prob(t64([0.0, 1.0, 1.0])).numpy()
+    assert np.isfinite(lp).all() and abs(lp[0]) < 1e-12 and abs(lp[1]) < 1e-12
+    assert np.isfinite(kl_divergence(b, Bernoulli(probs=t64([0.5, 0.5, 0.5]))).numpy()).all()
+    c = Categorical(probs=t64([[0.2, 0.8], [0.5, 0.5], [1.0, 0.0]]))
+    assert c.log_prob(ember.tensor(1)).shape == (3,)
+    np.testing.assert_allclose(c.log_prob(ember.tensor(0)).numpy()[:2], np.log([0.2, 0.5]), rtol=1e-12)

@@ -102,3 +102,8 @@ def test_gradients_flow_to_the_picked_elements():
     x = make(np.array([[4.0, 1.0, 3.0], [0.5, 2.0, 8.0]]), requires_grad=True)
     ember.median(x, 1).values.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 1], [0, 1, 0]])
+
+
+def test_searchsorted_puts_nan_last():
+    seq = ember.tensor([1.0, 2.0, 3.0])
+    assert ember.searchsorted(seq, ember.tensor([float("nan"), 2.0])).tolist() == [3, 1]

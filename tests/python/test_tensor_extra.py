@@ -123,3 +123,9 @@ def test_unique_keeps_the_input_shape_for_inverse_and_unique_consecutive():
     assert inv.tolist() == [0, 0, 1, 1, 2, 3, 3]
     with pytest.raises(NotImplementedError, match="unique: the dim argument is not supported yet"):
         ember.unique(x, dim=0)
+
+
+def test_new_constructors_take_empty_sizes_and_self_dtype():
+    base = ember.ones(2, dtype=ember.float64)
+    assert base.new_zeros(()).shape == () and base.new_ones([]).shape == () and base.new_empty(()).shape == ()
+    assert base.new_tensor(ember.tensor([1, 2])).dtype == ember.float64  # self's dtype, as in torch

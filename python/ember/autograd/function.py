@@ -157,8 +157,16 @@ def _connect(cls, ctx, args, tensor_args, output):
             and not _is_in(o, ctx._non_differentiable)]
     if not diff:
         return output
-    backward = _BackwardCall(cls, ctx, args, outs, diff)
-    _C._record_function(name, tensor_args, [recorded[i] for i in diff], list(ctx.to_save), backward)
+    # An output kept as a ctx attribute (ctx.y = y) would close a reference
+    # cycle through the node that Python's collector cannot see: it is saved
+    # like save_for_backward's tensors instead and put back for backward.
+    stashed = [name for name, value in vars(ctx).items()
+               if not name.startswith("_") and isinstance(value, _C.Tensor) and _is_in(value, outs)]
+    saved = list(ctx.to_save) + [getattr(ctx, name) for name in stashed]
+    for name in stashed:
+        delattr(ctx, name)
+    backward = _BackwardCall(cls, ctx, args, outs, diff, len(ctx.to_save), stashed)
+    _C._record_function(name, tensor_args, [recorded[i] for i in diff], saved, backward)
     # The node keeps the saved tensors (outputs without their history); ctx
     # holding them too would make a reference cycle through the node.
     ctx.to_save = ()
@@ -178,9 +186,11 @@ class _BackwardCall:
     """What the node calls: the gradients of the differentiable outputs and
     the saved tensors in, one gradient per tensor argument out."""
 
-    def __init__(self, cls, ctx, args, outs, diff):
+    def __init__(self, cls, ctx, args, outs, diff, n_saved, stashed):
         self.cls = cls
         self.ctx = ctx
+        self.n_saved = n_saved  # saved[:n_saved] are save_for_backward's; the rest ctx attributes
+        self.stashed = stashed
         self.arg_is_tensor = [isinstance(a, _C.Tensor) for a in args]
         self.diff = diff
         # Zeros stand in for the outputs that got no gradient.
@@ -195,11 +205,15 @@ class _BackwardCall:
             for i, meta in enumerate(self.out_meta):
                 if full[i] is None and meta is not None:
                     full[i] = _C.zeros(meta[0], dtype=meta[1], device=meta[2])
-        ctx._saved = tuple(saved)
+        ctx._saved = tuple(saved[:self.n_saved])
+        for name, value in zip(self.stashed, saved[self.n_saved:]):
+            setattr(ctx, name, value)
         try:
             result = self.cls.backward(ctx, *full)
         finally:
             ctx._saved = None
+            for name in self.stashed:
+                ctx.__dict__.pop(name, None)
         return self._check(result)
 
     def _check(self, result):

@@ -22,8 +22,19 @@ def _prepare(inputs, create_graph):
     return tuple(t if create_graph and t.requires_grad else t.detach().requires_grad_(True) for t in inputs)
 
 
+def _safe_grad(outputs, inputs, grad_outputs, create_graph):
+    """autograd.grad over the outputs that are in a graph; None for every
+    input when none is (a constant function's derivative, which torch gives as zeros)."""
+    grad_outputs = grad_outputs if grad_outputs is not None else [None] * len(outputs)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not pairs:
+        return [None] * len(inputs)
+    return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True, create_graph=create_graph,
+                 allow_unused=True)
+
+
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, fn):
-    got = _grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph, allow_unused=True)
+    got = _safe_grad(outputs, inputs, grad_outputs, create_graph)
     result = []
     for i, (g, x) in enumerate(zip(got, inputs)):
         if g is None:
@@ -78,8 +89,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with ember.enable_grad():
         outs, out_tuple = _outputs_of(func, ins, "jvp")
         us = [ember.zeros_like(o).requires_grad_(True) for o in outs]
-        g = _grad(list(outs), list(ins), us, retain_graph=True, create_graph=True, allow_unused=True)
-        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None]
+        g = _safe_grad(list(outs), list(ins), us, create_graph=True)
+        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi.requires_grad]
         if not pairs:
             jv = [ember.zeros_like(o) for o in outs]
         else:
@@ -125,7 +136,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         out = func(*xs)
         if not isinstance(out, ember.Tensor) or out.numel() != 1:
             raise RuntimeError("hessian: the function must return a single one-element tensor")
-        g = _grad([out], list(xs), None, retain_graph=True, create_graph=True, allow_unused=True)
+        g = _safe_grad([out], list(xs), None, create_graph=True)
         return tuple(ember.zeros_like(x) if gi is None else gi for gi, x in zip(g, xs))
 
     result = jacobian(gradient, ins, create_graph=create_graph, strict=strict)
@@ -156,8 +167,8 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn):
             if len(ins) != 1 or ins[0].numel() != 1:
                 raise RuntimeError(f"{fn}: v can be omitted only when the input is a single one-element tensor")
             vs = (ember.ones_like(ins[0]),)
-        g = _grad([out], list(ins), None, retain_graph=True, create_graph=True, allow_unused=True)
-        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None]
+        g = _safe_grad([out], list(ins), None, create_graph=True)
+        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi.requires_grad]
         if not pairs:
             prod = tuple(ember.zeros_like(x) for x in ins)
         else:

@@ -21,7 +21,10 @@ class Bernoulli(Distribution):
             self.probs = ember.sigmoid(self.logits)
         else:
             (self.probs,) = broadcast_all(probs)
-            self.logits = ember.log(self.probs) - ember.log1p(-self.probs)
+            # probs of exactly 0 or 1 give finite logits, as torch's probs_to_logits does
+            eps = ember.finfo(self.probs.dtype).eps
+            clamped = self.probs.clamp(eps, 1 - eps)
+            self.logits = ember.log(clamped) - ember.log1p(-clamped)
         super().__init__(self.probs.shape, (), validate_args)
         if not self._given_logits:
             self._check((self.probs >= 0) & (self.probs <= 1), "probs must lie in [0, 1]")

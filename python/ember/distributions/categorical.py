@@ -22,8 +22,7 @@ class Categorical(Distribution):
             if self._validate_args and not bool((probs >= 0).all()):
                 raise ValueError("Categorical: probs must be non-negative")
             self.probs = probs / probs.sum(-1, keepdim=True)
-            self.logits = self.probs.clamp(min=ember.finfo(self.probs.dtype).tiny).log() \
-                if hasattr(ember, "finfo") else self.probs.log()
+            self.logits = self.probs.clamp(min=ember.finfo(self.probs.dtype).tiny).log()
         self._num_events = t.shape[-1]
         super().__init__(t.shape[:-1], (), validate_args)
 
@@ -53,14 +52,13 @@ class Categorical(Distribution):
 
     def log_prob(self, value):
         value = value.long()
-        shape = ember.broadcast_shapes(tuple(value.shape), tuple(self.batch_shape)) \
-            if hasattr(ember, "broadcast_shapes") else tuple(value.shape)
+        shape = ember.broadcast_shapes(tuple(value.shape), tuple(self.batch_shape))
         logits = self.logits.expand(*shape, self._num_events)
         return logits.gather(-1, value.expand(*shape).unsqueeze(-1)).squeeze(-1)
 
     def entropy(self):
         # 0 * log 0 = 0: clamp the logits to the dtype's lowest finite value.
-        logits = self.logits.clamp(min=-3.0e38 if self.logits.dtype == ember.float32 else -1.7e308)
+        logits = self.logits.clamp(min=ember.finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):

@@ -10,20 +10,8 @@ def broadcast_all(*values):
     device = like.device if like is not None else None
     tensors = [v if isinstance(v, ember.Tensor) else ember.tensor(float(v), dtype=dtype, device=device)
                for v in values]
-    shape = ember.broadcast_shapes(*[t.shape for t in tensors]) if hasattr(ember, "broadcast_shapes") \
-        else _broadcast_shapes([tuple(t.shape) for t in tensors])
+    shape = ember.broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(*shape) for t in tensors)
-
-
-def _broadcast_shapes(shapes):
-    ndim = max(len(s) for s in shapes)
-    out = []
-    for i in range(ndim):
-        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise ValueError(f"distributions: parameter shapes {shapes} cannot be broadcast together")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 class Distribution:

@@ -103,7 +103,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         # u uniform in (-1, 1); the inverse cdf of the Laplace.
-        eps = ember.finfo(self.loc.dtype).eps if hasattr(ember, "finfo") else 1e-7
+        eps = ember.finfo(self.loc.dtype).eps
         u = ember.rand(*shape, dtype=self.loc.dtype, device=self.loc.device) * 2 - 1
         u = u.clamp(-1 + eps, 1 - eps)
         return self.loc - self.scale * u.sign() * ember.log1p(-u.abs())
