@@ -1,6 +1,8 @@
 // Conversions between Python objects and ember types, shared by all bindings.
 #include <pybind11/numpy.h>
 
+#include <ember/core/type_promotion.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -265,6 +267,17 @@ void init_dtype(py::module_& m) {
   m.attr("long") = g_dtypes[static_cast<int>(DType::Int64)];
   m.attr("int") = g_dtypes[static_cast<int>(DType::Int32)];
   m.def("promote_types", [](py::handle a, py::handle b) { return dtype_object(promote_types(to_dtype(a), to_dtype(b))); });
+  // A Python number promotes as a wrapped scalar (the lowest tier), as in torch.
+  m.def("result_type", [](py::handle a, py::handle b) {
+    EMBER_CHECK(py::isinstance<Tensor>(a) || py::isinstance<Tensor>(b), TypeError,
+                "result_type: expected at least one Tensor, got ", type_name(a), " and ", type_name(b));
+    return dtype_object(result_type(to_tensor_arg(a, "result_type"), to_tensor_arg(b, "result_type")));
+  }, py::arg("tensor1"), py::arg("tensor2"));
+  // Casting is allowed within a category and upward (bool < integer < floating).
+  m.def("can_cast", [](py::handle from, py::handle to) {
+    auto category = [](DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; };
+    return category(to_dtype(from)) <= category(to_dtype(to));
+  }, py::arg("from_"), py::arg("to"));
   m.def("get_default_dtype", [] { return dtype_object(default_float_dtype()); });
   m.def("set_default_dtype", [](py::handle d) { set_default_float_dtype(to_dtype(d)); });
 
