@@ -56,6 +56,7 @@ const std::unordered_map<std::string_view, Policies>& op_lists() {
       {"tan", {P::None, P::Float32}},
       {"asin", {P::None, P::Float32}},
       {"acos", {P::None, P::Float32}},
+      {"erfinv", {P::None, P::Float32}},
       {"softplus", {P::None, P::Float32}},
       {"sum", {P::None, P::Float32}},
       {"cumsum", {P::None, P::Float32}},

@@ -59,4 +59,28 @@ EMBER_HOST_DEVICE inline double trigamma(double x) {
   return kPi * kPi / (s * s) - trigamma_positive(1 - x);
 }
 
+// The inverse error function: erf(erfinv(y)) = y for y in (-1, 1), +-inf at
+// +-1, NaN outside. A central rational start (|y| <= 0.7) or a tail one, then
+// two Newton steps on erf(x) - y, which bring it to double precision.
+EMBER_HOST_DEVICE inline double erfinv(double y) {
+  constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+  if (y != y || y < -1 || y > 1) return NAN;
+  if (y == 1) return INFINITY;
+  if (y == -1) return -INFINITY;
+  double x;
+  const double a = y < 0 ? -y : y;
+  if (a <= 0.7) {
+    const double z = y * y;
+    x = y * (((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899) /
+        ((((0.012229801 * z - 0.329097515) * z + 1.442710462) * z - 2.118377725) * z + 1);
+  } else {
+    const double z = ::sqrt(-::log((1 - a) / 2));
+    x = (((1.641345311 * z + 3.429567803) * z - 1.624906493) * z - 1.970840454) /
+        ((1.637067800 * z + 3.543889200) * z + 1);
+    if (y < 0) x = -x;
+  }
+  for (int i = 0; i < 2; ++i) x -= (::erf(x) - y) / (kTwoOverSqrtPi * ::exp(-x * x));
+  return x;
+}
+
 }  // namespace ember::special

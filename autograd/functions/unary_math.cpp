@@ -18,6 +18,7 @@ Tensor one_minus_square(const Tensor& x) { return sub(num(1.0), mul(x, x)); }
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr double kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kSqrtPiOverTwo = 0.88622692545275801365;
 
 // The gradient of one formula: g and the saved tensor (input or output).
 Tensor unary_grad(MathOp op, const Tensor& g, const Tensor& s) {
@@ -39,6 +40,7 @@ Tensor unary_grad(MathOp op, const Tensor& g, const Tensor& s) {
     case MathOp::Erfc: return mul(g, mul(exp(neg(mul(s, s))), num(-kTwoOverSqrtPi)));
     case MathOp::Lgamma: return mul(g, digamma(s));
     case MathOp::Digamma: return mul(g, trigamma(s));
+    case MathOp::Erfinv: return mul(g, mul(exp(mul(s, s)), num(kSqrtPiOverTwo)));  // s = output
     case MathOp::Trigamma:
       throw NotImplementedError("trigamma: the derivative of trigamma (polygamma(2, x)) is not implemented");
   }
@@ -47,7 +49,7 @@ Tensor unary_grad(MathOp op, const Tensor& g, const Tensor& s) {
 
 }  // namespace
 
-bool unary_math_saves_output(MathOp op) { return op == MathOp::Exp2 || op == MathOp::Tan; }
+bool unary_math_saves_output(MathOp op) { return op == MathOp::Exp2 || op == MathOp::Tan || op == MathOp::Erfinv; }
 
 Vjp unary_math_backward(MathOp op) {
   return [op](const TensorList& g, const TensorList& s, const std::vector<bool>&) {

@@ -41,6 +41,7 @@ void unary_typed(MathOp op, const TensorIterator& it) {
     case MathOp::Lgamma: return map<T, T>(it, [](T x) { return static_cast<T>(log_gamma(x)); });
     case MathOp::Digamma: return map<T, T>(it, [](T x) { return static_cast<T>(special::digamma(x)); });
     case MathOp::Trigamma: return map<T, T>(it, [](T x) { return static_cast<T>(special::trigamma(x)); });
+    case MathOp::Erfinv: return map<T, T>(it, [](T x) { return static_cast<T>(special::erfinv(x)); });
   }
   throw Error("unary_math: unknown op");
 }

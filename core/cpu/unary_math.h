@@ -10,7 +10,7 @@ namespace ember {
 
 enum class MathOp {
   Log2, Log10, Exp2, Sinh, Cosh, Tan, Asin, Acos, Atan, Asinh, Acosh, Atanh, Trunc, Frac, Erfc, Lgamma, Digamma,
-  Trigamma,
+  Trigamma, Erfinv,
 };
 enum class MathOp2 { Atan2, Hypot, Fmod, Copysign, LogAddExp, LogAddExp2, Xlogy };
 

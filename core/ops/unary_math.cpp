@@ -85,6 +85,7 @@ Tensor asinh(const Tensor& x) { return unary_op(MathOp::Asinh, "asinh", "AsinhBa
 Tensor acosh(const Tensor& x) { return unary_op(MathOp::Acosh, "acosh", "AcoshBackward0", x); }
 Tensor atanh(const Tensor& x) { return unary_op(MathOp::Atanh, "atanh", "AtanhBackward0", x); }
 Tensor erfc(const Tensor& x) { return unary_op(MathOp::Erfc, "erfc", "ErfcBackward0", x); }
+Tensor erfinv(const Tensor& x) { return unary_op(MathOp::Erfinv, "erfinv", "ErfinvBackward0", x); }
 Tensor lgamma(const Tensor& x) { return unary_op(MathOp::Lgamma, "lgamma", "LgammaBackward0", x); }
 Tensor digamma(const Tensor& x) { return unary_op(MathOp::Digamma, "digamma", "DigammaBackward0", x); }
 Tensor trigamma(const Tensor& x) { return unary_op(MathOp::Trigamma, "trigamma", "PolygammaBackward0", x); }

@@ -23,6 +23,7 @@ Tensor atanh(const Tensor& x);
 Tensor trunc(const Tensor& x);
 Tensor frac(const Tensor& x);  // x - trunc(x); floating dtypes only
 Tensor erfc(const Tensor& x);
+Tensor erfinv(const Tensor& x);  // NaN outside [-1, 1]
 Tensor lgamma(const Tensor& x);
 Tensor digamma(const Tensor& x);
 // polygamma(1, x), the derivative of digamma; not differentiable itself.

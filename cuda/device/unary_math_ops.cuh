@@ -61,6 +61,7 @@ template <class T> struct Erfc { __device__ T operator()(T x) const { return erf
 template <class T> struct Lgamma { __device__ T operator()(T x) const { return lgamma_(x); } };
 template <class T> struct Digamma { __device__ T operator()(T x) const { return static_cast<T>(special::digamma(x)); } };
 template <class T> struct Trigamma { __device__ T operator()(T x) const { return static_cast<T>(special::trigamma(x)); } };
+template <class T> struct Erfinv { __device__ T operator()(T x) const { return static_cast<T>(special::erfinv(x)); } };
 
 // Calls v(f) with f the formula of `op` on T (float or double).
 template <class T, class V>
@@ -84,6 +85,7 @@ void visit_unary_math(MathOp op, V&& v) {
     case MathOp::Lgamma: return v(Lgamma<T>{});
     case MathOp::Digamma: return v(Digamma<T>{});
     case MathOp::Trigamma: return v(Trigamma<T>{});
+    case MathOp::Erfinv: return v(Erfinv<T>{});
   }
 }
 

@@ -103,8 +103,8 @@ void init_unary(py::module_& m) {
       {"log2", log2}, {"log10", log10}, {"exp2", exp2}, {"sinh", sinh}, {"cosh", cosh}, {"tan", tan},
       {"asin", asin}, {"arcsin", asin}, {"acos", acos}, {"arccos", acos}, {"atan", atan}, {"arctan", atan},
       {"asinh", asinh}, {"arcsinh", asinh}, {"acosh", acosh}, {"arccosh", acosh}, {"atanh", atanh},
-      {"arctanh", atanh}, {"trunc", trunc}, {"fix", trunc}, {"frac", frac}, {"erfc", erfc}, {"lgamma", lgamma},
-      {"digamma", digamma},
+      {"arctanh", atanh}, {"trunc", trunc}, {"fix", trunc}, {"frac", frac}, {"erfc", erfc}, {"erfinv", erfinv},
+      {"lgamma", lgamma}, {"digamma", digamma},
   };
   for (const auto& p : math) {
     const char* name = p.name;

@@ -67,7 +67,7 @@ TEST_CASE("unary math formulas of the CUDA kernels match the CPU kernels", "[emu
       {MathOp::Cosh, "cosh"},   {MathOp::Tan, "tan"},       {MathOp::Asin, "asin"},   {MathOp::Acos, "acos"},
       {MathOp::Atan, "atan"},   {MathOp::Asinh, "asinh"},   {MathOp::Acosh, "acosh"}, {MathOp::Atanh, "atanh"},
       {MathOp::Trunc, "trunc"}, {MathOp::Frac, "frac"},     {MathOp::Erfc, "erfc"},   {MathOp::Lgamma, "lgamma"},
-      {MathOp::Digamma, "digamma"}, {MathOp::Trigamma, "trigamma"},
+      {MathOp::Digamma, "digamma"}, {MathOp::Trigamma, "trigamma"}, {MathOp::Erfinv, "erfinv"},
   };
   for (const auto& [op, name] : ops) {
     check_unary<float>(op, name);

@@ -41,6 +41,17 @@ def np_digamma(x):
     return np.vectorize(one, otypes=[np.float64])(x).astype(x.dtype)
 
 
+def np_erfinv(y):
+    # bisection on math.erf: an independent reference
+    def one(v):
+        lo, hi = -6.0, 6.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        return (lo + hi) / 2
+    return np.vectorize(one, otypes=[np.float64])(y)
+
+
 def np_frac(x):
     return x - np.trunc(x)
 
@@ -67,6 +78,7 @@ CASES = [
     unary("frac", np_frac, domain=(-3, 3)),
     unary("erfc", lambda x: np.vectorize(math.erfc, otypes=[x.dtype])(x), domain=(-2, 2)),
     unary("lgamma", lambda x: np_lgamma(x).astype(x.dtype), domain=(0.2, 6)),
+    unary("erfinv", lambda x: np_erfinv(x).astype(x.dtype), domain=(-0.95, 0.95)),
     unary("digamma", np_digamma, domain=(0.2, 6), rtol=2e-5),
     OpCase("arcsin_alias", ember.arcsin, np.arcsin, [[(5,)]], domain=(-0.9, 0.9)),
     binary("atan2", np.arctan2, domain=(-2, 2)),
