@@ -30,6 +30,7 @@
 #include <ember/core/ops/pool.h>
 #include <ember/core/ops/random.h>
 #include <ember/core/ops/reduce.h>
+#include <ember/core/ops/scan.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/softmax.h>
 #include <ember/core/ops/sort.h>

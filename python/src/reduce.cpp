@@ -2,6 +2,8 @@
 // argmax/argmin, var/std, norm, logsumexp, all/any, cumsum.
 #include <cmath>
 
+#include <ember/core/ops/scan.h>
+
 #include "bind.h"
 
 namespace ember::python {
@@ -139,6 +141,23 @@ void init_reduce(py::module_& m) {
   auto cumsum_f = [](const Tensor& x, int64_t dim, py::object dtype) { return cumsum(x, dim, to_optional_dtype(dtype)); };
   m.def("cumsum", cumsum_f, py::arg("input"), py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
   cls.def("cumsum", cumsum_f, py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
+
+  // The other running reductions (core/ops/scan.h).
+  auto cumprod_f = [](const Tensor& x, int64_t dim, py::object dtype) { return cumprod(x, dim, to_optional_dtype(dtype)); };
+  m.def("cumprod", cumprod_f, py::arg("input"), py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
+  cls.def("cumprod", cumprod_f, py::arg("dim"), py::kw_only(), py::arg("dtype") = py::none());
+  m.def("logcumsumexp", &ember::logcumsumexp, py::arg("input"), py::arg("dim"));
+  cls.def("logcumsumexp", &ember::logcumsumexp, py::arg("dim"));
+  for (const bool is_max : {true, false}) {
+    const char* name = is_max ? "cummax" : "cummin";
+    py::object type = return_type(m, name);
+    auto f = [type, is_max](const Tensor& x, int64_t dim) {
+      auto [values, indices] = is_max ? cummax(x, dim) : cummin(x, dim);
+      return type(values, indices);
+    };
+    m.def(name, f, py::arg("input"), py::arg("dim"));
+    cls.def(name, f, py::arg("dim"));
+  }
 }
 
 }  // namespace ember::python
