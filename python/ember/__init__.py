@@ -33,6 +33,7 @@ from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabl
 from ember import autograd  # noqa: E402,F401
 from ember import _tensor  # noqa: E402,F401  (Python-side Tensor methods)
 from ember._tensor_extra import nanmean, nansum, unique, unique_consecutive  # noqa: E402,F401
+from ember._scatter_reduce import scatter_reduce  # noqa: E402,F401
 from ember._sorting_extra import (bincount, bucketize, histc, kthvalue, median, quantile,  # noqa: E402,F401
                                   searchsorted)
 from ember._tensor import Size  # noqa: E402,F401
