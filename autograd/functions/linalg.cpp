@@ -78,14 +78,18 @@ Vjp solve_triangular_backward(bool upper, bool unitriangular) {
 // d det = det tr(A^-1 dA): gA = g det A^-T.
 Vjp det_backward() {
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
-    return TensorList{mul(per_matrix(mul(g[0], s[1])), mT(linalg::inv(s[0])))};
+    // inv_ex: no error for a singular matrix, whose gradient is zeros here, as PyTorch's.
+    const Tensor inverse = std::get<0>(linalg::inv_ex(s[0]));
+    const Tensor grad = mul(per_matrix(mul(g[0], s[1])), mT(inverse));
+    return TensorList{where(eq(per_matrix(s[1]), scalar_tensor(0.0)), zeros_like(grad), grad)};
   };
 }
 
 // d log|det| = tr(A^-1 dA); the sign is piecewise constant.
 Vjp slogdet_backward() {
   return [](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
-    return TensorList{mul(per_matrix(g[1]), mT(linalg::inv(s[0])))};
+    // A singular matrix's inverse from inv_ex is infinite: infinite gradients, as PyTorch's.
+    return TensorList{mul(per_matrix(g[1]), mT(std::get<0>(linalg::inv_ex(s[0]))))};
   };
 }
 

@@ -1,6 +1,9 @@
 // Pointwise composites (core/ops/composite_pointwise.h).
 #include <ember/core/ops/composite_pointwise.h>
 
+#include <cmath>
+
+#include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
@@ -62,10 +65,29 @@ Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, con
 
 Tensor logit(const Tensor& x, std::optional<double> eps) {
   check_defined("logit", {&x});
-  Tensor z = x.to(to_float_dtype(x.dtype()));
-  // A negative eps clamps nothing, as PyTorch.
-  if (eps && *eps >= 0) z = clamp(z, Scalar(*eps), Scalar(1.0 - *eps));
-  return as_op("logit", [&] { return log(div(z, sub(scalar_tensor(1), z))); });
+  const bool clamped = eps && *eps >= 0;  // a negative eps clamps nothing, as PyTorch
+  Tensor out;
+  {
+    autograd::NoGradGuard no_grad;
+    Tensor z = x.to(to_float_dtype(x.dtype()));
+    if (clamped) z = clamp(z, Scalar(*eps), Scalar(1.0 - *eps));
+    out = as_op("logit", [&] { return log(div(z, sub(scalar_tensor(1), z))); });
+  }
+  if (is_floating(x.dtype()) && autograd::any_requires_grad({x})) {
+    // PyTorch's gradient: 1 / (x (1 - x)); outside [eps, 1 - eps] 0 when clamped,
+    // NaN outside [0, 1] when not.
+    const double e = clamped ? *eps : 0.0;
+    autograd::record("LogitBackward0", {x}, {out}, {x},
+                     [clamped, e](const autograd::TensorList& g, const autograd::TensorList& s,
+                                  const std::vector<bool>&) {
+                       const Tensor& v = s[0];
+                       const Tensor grad = div(g[0], mul(v, sub(scalar_tensor(1.0), v)));
+                       const Tensor outside = logical_or(lt(v, scalar_tensor(e)), gt(v, scalar_tensor(1.0 - e)));
+                       const Tensor fill = clamped ? zeros_like(grad) : full_like(grad, Scalar(NAN));
+                       return autograd::TensorList{where(outside, fill, grad)};
+                     });
+  }
+  return out;
 }
 
 Tensor& logit_(Tensor& self, std::optional<double> eps) {

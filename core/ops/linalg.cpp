@@ -218,6 +218,10 @@ Tensor inv(const Tensor& A) {
   return X;
 }
 
+namespace {
+Tensor solve_matrix_rhs(const char* op, const Tensor& A, const Tensor& B);
+}  // namespace
+
 Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   const char* op = "linalg.solve";
   check_matrix(op, A, true);
@@ -225,15 +229,27 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   EMBER_CHECK(A.dtype() == B.dtype(), Error, op, ": Expected A and B to have the same dtype, but found A of type ",
               dtype_name(A.dtype()), " and B of type ", dtype_name(B.dtype()), " instead");
   common_device(op, {A, B});
-  if (!left) {
-    EMBER_CHECK(B.dim() >= 2, Error, op, ": with left=False, B must be a batch of matrices, got shape ",
-                B.shape_str());
-    return transpose(solve(transpose(A, -2, -1), transpose(B, -2, -1), true), -2, -1);
-  }
-  // B is a (batch of) vector(s) when it is 1-D or has A's shape without the last dim.
+  // B is a (batch of) vector(s) when it is 1-D or has A's shape without the
+  // last dim (AX = B only, as in torch).
   const Shape a_rows(A.shape().begin(), A.shape().end() - 1);
   const bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.shape() == a_rows);
-  if (vector) return squeeze(solve(A, unsqueeze(B, -1), true), -1);
+  if (vector) {
+    EMBER_CHECK(left, Error, op, ": Vector broadcasting of the left hand side is not supported for left=False. "
+                "In this case linalg.solve is equivalent to B / A.squeeze(-1)");
+    return squeeze(solve(A, unsqueeze(B, -1), true), -1);
+  }
+  if (!left) {
+    EMBER_CHECK(B.dim() >= 2 && B.size(B.dim() - 1) == A.size(A.dim() - 1), Error, op,
+                ": Incompatible shapes of A and B for the equation XA = B (", A.size(A.dim() - 2), "x",
+                A.size(A.dim() - 1), " and ", B.shape_str(), ")");
+    return transpose(solve_matrix_rhs(op, transpose(A, -2, -1), transpose(B, -2, -1)), -2, -1);
+  }
+  return solve_matrix_rhs(op, A, B);
+}
+
+namespace {
+// AX = B for a (batch of) matrix B.
+Tensor solve_matrix_rhs(const char* op, const Tensor& A, const Tensor& B) {
   const int64_t n = A.size(A.dim() - 1);
   EMBER_CHECK(B.dim() >= 2 && B.size(B.dim() - 2) == n, Error, op,
               ": Incompatible shapes of A and B for the equation AX = B (", A.size(A.dim() - 2), "x", n, " and ",
@@ -250,6 +266,7 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left) {
   }
   return X;
 }
+}  // namespace
 
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
   const char* op = "linalg.solve_triangular";

@@ -393,3 +393,14 @@ ERRORS = [
 def test_errors(fn, exc, match):
     with pytest.raises(exc, match=match):
         fn()
+
+
+def test_review_logit_gradient_matches_torch_outside_and_at_the_ends():
+    x = ember.tensor([-0.5, 0.0, 1.0, 1.5, 0.3], dtype=ember.float64, requires_grad=True)
+    ember.logit(x).sum().backward()
+    g = x.grad.numpy()
+    assert np.isnan(g[0]) and np.isnan(g[3]) and np.isinf(g[1]) and np.isinf(g[2])
+    np.testing.assert_allclose(g[4], 1 / (0.3 * 0.7))
+    y = ember.tensor([-0.5, 0.05, 0.5], dtype=ember.float64, requires_grad=True)
+    ember.logit(y, 0.1).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.0, 4.0])

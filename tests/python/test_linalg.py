@@ -732,3 +732,20 @@ def test_matches_torch():
     (LA.cholesky(ep) * make(wv)).sum().backward()
     (torch.linalg.cholesky(tp) * torch.from_numpy(wv)).sum().backward()
     assert_close(ep.grad, tp.grad.numpy(), 1e-9, 1e-10)
+
+
+def test_review_singular_det_gradients_and_solve_left_false_shapes():
+    A = ember.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=ember.float64, requires_grad=True)
+    ember.linalg.det(A).backward()
+    assert A.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]  # as PyTorch, instead of an error
+    B = ember.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=ember.float64, requires_grad=True)
+    ember.linalg.slogdet(B).logabsdet.backward()
+    assert np.isinf(B.grad.numpy()).all()
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((4, 3, 3)), rng.standard_normal((4, 2, 3))
+    x = ember.linalg.solve(ember.tensor(a), ember.tensor(b), left=False).numpy()
+    np.testing.assert_allclose(x @ a, b, atol=1e-10)
+    with pytest.raises(RuntimeError, match="Vector broadcasting of the left hand side is not supported for left=False"):
+        ember.linalg.solve(ember.tensor(a), ember.tensor(rng.standard_normal((4, 3))), left=False)
+    with pytest.raises(RuntimeError, match="Incompatible shapes of A and B for the equation XA = B"):
+        ember.linalg.solve(ember.tensor(a), ember.tensor(rng.standard_normal((3, 4))), left=False)

@@ -336,3 +336,14 @@ def test_gradcheck_bilinear_align_corners_downscale():
     x = ember.tensor(RNG.standard_normal((1, 2, 5, 4))).requires_grad_(True)
     assert gradcheck(lambda t: F.interpolate(t, size=(3, 3), mode="bilinear", align_corners=True), [x])
     assert gradcheck(lambda t: F.interpolate(t, scale_factor=0.5, mode="nearest"), [x])
+
+
+def test_review_integer_bilinear_rounds_like_float():
+    u = np.random.default_rng(0).integers(0, 256, (1, 2, 4, 5)).astype(np.uint8)
+    got = F.interpolate(ember.tensor(u), scale_factor=2, mode="bilinear").numpy()
+    want = F.interpolate(ember.tensor(u.astype(np.float32)), scale_factor=2, mode="bilinear").numpy()
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, np.floor(want + 0.5).astype(np.uint8))
+    if torch is not None:  # torch's uint8 kernel uses fixed-point weights: within one
+        theirs = torch.nn.functional.interpolate(torch.tensor(u), scale_factor=2, mode="bilinear").numpy()
+        assert np.abs(got.astype(int) - theirs.astype(int)).max() <= 1

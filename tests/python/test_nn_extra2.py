@@ -662,3 +662,13 @@ def test_torch_raises_the_same_exception_types():
             call(F, ember.tensor)
         assert isinstance(got.value, type(ref.value)) or type(ref.value).__name__ == type(got.value).__name__, \
             f"case {i}: ember raised {type(got.value).__name__}, torch {type(ref.value).__name__}"
+
+
+def test_review_nan_passes_through_the_shrink_and_threshold_activations():
+    x = ember.tensor([float("nan"), 0.2, 1.0])
+    for out, rest in ((F.hardshrink(x), [0.0, 1.0]), (F.softshrink(x), [0.0, 0.5]), (F.threshold(x, 0.5, 9.0), [9.0, 1.0])):
+        values = out.tolist()
+        assert np.isnan(values[0]) and values[1:] == rest
+    y = ember.tensor([0.0, -1.0], requires_grad=True)
+    F.rrelu(y, 0.25, 0.25, training=False).sum().backward()
+    assert y.grad.tolist() == [0.25, 0.25]  # the slope at 0, as torch

@@ -65,8 +65,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def threshold(input, threshold, value, inplace=False):
-    """x where x > threshold, value elsewhere."""
-    out = ember.where(input > threshold, input, ember.full_like(input, value))
+    """x where x > threshold, value elsewhere (NaN stays NaN)."""
+    out = ember.where(input <= threshold, ember.full_like(input, value), input)
     return _maybe_inplace(input, out, inplace)
 
 
@@ -83,12 +83,15 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}.")
     zero = ember.zeros_like(input)
-    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, zero))
+    # NaN fails every comparison: it falls through to itself.
+    inside = (input >= -lambd) & (input <= lambd)
+    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd,
+                                                                 ember.where(inside, zero, input)))
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, 0 elsewhere."""
-    return ember.where((input > lambd) | (input < -lambd), input, ember.zeros_like(input))
+    """x where |x| > lambd, 0 elsewhere (NaN stays NaN)."""
+    return ember.where((input >= -lambd) & (input <= lambd), ember.zeros_like(input), input)
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
@@ -143,7 +146,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = ember.empty_like(input).uniform_(lower, upper)
     else:
         slope = (lower + upper) / 2
-    out = ember.where(input >= 0, input, input * slope)
+    out = ember.where(input > 0, input, input * slope)
     return _maybe_inplace(input, out, inplace)
 
 

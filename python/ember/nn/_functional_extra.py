@@ -114,6 +114,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return _C._nn.adaptive_avg_pool2d(input, out_size)
         raise NotImplementedError("interpolate: mode 'area' supports 3-D and 4-D inputs in ember")
     out = input
+    integral = not input.is_floating_point() and mode not in ("nearest", "nearest-exact")
+    if integral:  # weighted sums in float32, rounded back (torch's uint8 bilinear)
+        out = out.to(ember.float32)
     # The last dimension first: for bilinear that is torch's order of the weighted sums.
     for d in reversed(range(spatial)):
         dim = 2 + d
@@ -128,7 +131,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w1t = ember.tensor(w1.reshape(shape), dtype=out.dtype, device=out.device)
         w0t = ember.tensor((1.0 - w1).reshape(shape), dtype=out.dtype, device=out.device)
         out = out.index_select(dim, _index(i0, out)) * w0t + out.index_select(dim, _index(i1, out)) * w1t
-    return out
+    return (out + 0.5).floor().to(input.dtype) if integral else out  # halves round up, as torch
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
