@@ -40,6 +40,8 @@ def test_op_tables_agree_with_pytorch():
     compared, mismatches = 0, []
     for module in _tables():
         for case in module.CASES:
+            if case.extra.get("no_torch_parity"):  # a documented difference (the row says which)
+                continue
             for shapes in case.shapes:
                 for dtype in case.dtypes:
                     arrays = [random_array(s, dtype, case.domain, rng) for s in shapes]

@@ -1,50 +1,16 @@
 """InstanceNorm1d/2d/3d and LocalResponseNorm."""
 import ember
 from ember.nn import functional as F
-from ember.nn import init
 from ember.nn.modules.module import Module
-from ember.nn.parameter import Parameter
+from ember.nn.modules.normalization import _NormBase
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _spatial = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ember.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(ember.empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", ember.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", ember.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", ember.tensor(0, dtype=ember.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            with ember.no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1.0)
-                self.num_batches_tracked.zero_()
-
-    def reset_parameters(self):
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input):
         n = self._spatial

@@ -8,7 +8,9 @@ from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """Parameters and running statistics shared by batch and instance norm."""
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         super().__init__()
@@ -45,6 +47,9 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
+
+
+class _BatchNorm(_NormBase):
     def _check_input_dim(self, input):
         raise NotImplementedError
 
