@@ -355,11 +355,17 @@ TEST_CASE("gloo: collectives that differ across ranks time out instead of exchan
       Milliseconds(1000));
   require_values(res[0][0], {1, 2});
   require_values(res[1][0], {5, 6, 7});
+  // The first rank to time out closes its group; the other may then see its
+  // peer leave before its own timeout fires (the order depends on the load).
+  int timed_out = 0;
   for (const std::string& m : messages) {
     INFO(m);
     REQUIRE(m.find("all_reduce #0 on rank") != std::string::npos);
-    REQUIRE(m.find("timed out after 1000 ms") != std::string::npos);
+    const bool timeout = m.find("timed out after 1000 ms") != std::string::npos;
+    REQUIRE((timeout || m.find("a peer closed its connection") != std::string::npos));
+    timed_out += timeout;
   }
+  REQUIRE(timed_out >= 1);
 }
 
 TEST_CASE("gloo: destroying a group with a stuck collective does not wait for the timeout", "[distributed]") {
