@@ -1,6 +1,8 @@
 // embedding and dropout front-ends.
 #include <ember/core/ops/nn_misc.h>
 
+#include <string>
+
 #include <ember/autograd/functions/nn_misc.h>
 #include <ember/autograd/node.h>
 #include <ember/core/cpu/nn_misc.h>
@@ -180,9 +182,13 @@ Tensor feature_dropout(const Tensor& input, double p, bool training, bool inplac
   EMBER_CHECK(input.dim() >= 2, Error, op, ": expected an input of at least 2 dims (N, C, ...), got shape ",
               shape_str(input.shape()));
   if (!training || p == 0.0) return input;
+  // dropout1d and dropout3d also take one unbatched sample, (C, L) and
+  // (C, D, H, W): its channels are dim 0 (PyTorch's reading of those shapes).
+  const std::string name(op);
+  const bool unbatched = (name == "dropout1d" && input.dim() == 2) || (name == "dropout3d" && input.dim() == 4);
   Shape mask_shape(static_cast<size_t>(input.dim()), 1);
   mask_shape[0] = input.size(0);
-  mask_shape[1] = input.size(1);
+  if (!unbatched) mask_shape[1] = input.size(1);
   return apply_mask(input, p, inplace, mask_shape);
 }
 

@@ -347,3 +347,11 @@ def test_review_integer_bilinear_rounds_like_float():
     if torch is not None:  # torch's uint8 kernel uses fixed-point weights: within one
         theirs = torch.nn.functional.interpolate(torch.tensor(u), scale_factor=2, mode="bilinear").numpy()
         assert np.abs(got.astype(int) - theirs.astype(int)).max() <= 1
+
+
+def test_cxx_feature_dropout_reads_unbatched_channels_on_dim_0():
+    ember.manual_seed(3)
+    for fn, shape in ((ember._C._nn.dropout1d, (8, 6)), (ember._C._nn.dropout3d, (8, 2, 2, 3))):
+        out = fn(ember.ones(*shape), 0.5, True, False).reshape(shape[0], -1).numpy()
+        for row in out:  # a whole channel is kept (scaled by 2) or dropped
+            assert (row == row[0]).all() and row[0] in (0.0, 2.0)
