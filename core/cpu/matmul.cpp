@@ -94,20 +94,29 @@ void gemm_blas(const Operand& a, const Operand& b, T* out, int64_t M, int64_t N,
   for (int64_t v : {M, N, K, la.ld, lb.ld}) check_blas_size(v);
   const T* pa = a.t.template data<T>();
   const T* pb = b.t.template data<T>();
-  auto one = [&](int64_t i) {
-    blas::gemm(la.trans, lb.trans, static_cast<blas::Int>(M), static_cast<blas::Int>(N), static_cast<blas::Int>(K),
-               alpha, pa + a.batch_offsets[i], static_cast<blas::Int>(la.ld), pb + b.batch_offsets[i],
-               static_cast<blas::Int>(lb.ld), beta, out + i * M * N, static_cast<blas::Int>(N));
+  // serial: one BLAS call on this thread; otherwise blas::gemm may split the
+  // matrix over ember's threads.
+  auto one = [&](int64_t i, bool serial) {
+    const auto m = static_cast<blas::Int>(M), n = static_cast<blas::Int>(N), k = static_cast<blas::Int>(K);
+    const auto lda = static_cast<blas::Int>(la.ld), ldb = static_cast<blas::Int>(lb.ld);
+    const T* ai = pa + a.batch_offsets[i];
+    const T* bi = pb + b.batch_offsets[i];
+    T* ci = out + i * M * N;
+    if (serial) blas::gemm_serial(la.trans, lb.trans, m, n, k, alpha, ai, lda, bi, ldb, beta, ci, n);
+    else blas::gemm(la.trans, lb.trans, m, n, k, alpha, ai, lda, bi, ldb, beta, ci, n);
   };
   const int64_t work = M * N * K;
-  if (batch > 1 && work <= kSmallGemm) {
-    // Small matrices: BLAS stays on one thread per call, so split the batch.
+  if (batch > 1 && (work <= kSmallGemm || batch >= get_num_threads())) {
+    // Whole matrices per thread: small ones (one BLAS call is not worth
+    // splitting), or a batch with at least a matrix per thread (attention's
+    // [batch * heads] products): splitting each matrix instead paid a
+    // parallel region per matrix, several times slower.
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(work, 1));
     parallel_for(0, batch, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) one(i);
+      for (int64_t i = begin; i < end; ++i) one(i, true);
     });
   } else {
-    for (int64_t i = 0; i < batch; ++i) one(i);
+    for (int64_t i = 0; i < batch; ++i) one(i, false);
   }
 }
 
