@@ -3,7 +3,9 @@ from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
 
-class Dropout(Module):
+class _DropoutBase(Module):
+    """The probability and in-place flag every dropout module takes."""
+
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
@@ -11,11 +13,13 @@ class Dropout(Module):
         self.p = p
         self.inplace = inplace
 
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
-
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutBase):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class _DropoutNd(Dropout):
