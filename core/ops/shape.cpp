@@ -286,6 +286,13 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
     Shape merged = in_shape;
     merged[d] = windows * size;
     const Tensor flat = permute(grad, order).reshape(merged);
+    if (step == size) {  // windows tile the dim without overlap: no sums, only the uncovered tail is zero
+      const int64_t tail = in_shape[d] - windows * size;
+      if (tail == 0) return autograd::TensorList{flat};
+      Shape rest = in_shape;
+      rest[d] = tail;
+      return autograd::TensorList{cat({flat, zeros(rest, grad.dtype(), grad.device())}, d)};
+    }
     const Tensor starts = arange(0, windows * step, step, DType::Int64, grad.device()).unsqueeze(1);
     const Tensor positions = add(starts, arange(0, size, 1, DType::Int64, grad.device())).reshape({-1});
     return autograd::TensorList{index_add(zeros(in_shape, grad.dtype(), grad.device()), d, positions, flat)};

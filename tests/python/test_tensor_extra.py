@@ -23,6 +23,8 @@ CASES = [
            dtypes=(np.float32, np.int64), torch_fn=lambda a: a.unfold(-1, 3, 2)),
     OpCase("unfold_overlapping_first_dim", lambda a: a.unfold(0, 3, 1), lambda a: np_unfold(a, 0, 3, 1), [[(5, 2)]],
            torch_fn=lambda a: a.unfold(0, 3, 1)),
+    OpCase("unfold_tiles", lambda a: a.unfold(1, 3, 3), lambda a: np_unfold(a, 1, 3, 3), [[(2, 6, 2)], [(2, 7, 3)]],
+           torch_fn=lambda a: a.unfold(1, 3, 3)),  # step == size: with and without an uncovered tail
     OpCase("unfold_whole", lambda a: a.unfold(1, 4, 5), lambda a: np_unfold(a, 1, 4, 5), [[(2, 4, 3)]]),
     OpCase("nansum", lambda a: ember.nansum(a), lambda a: np_nansum(a), [[(3, 4)], [()]]),
     OpCase("nansum_dim", lambda a: a.nansum(1), lambda a: np_nansum(a, 1), [[(3, 4)]]),

@@ -6,7 +6,7 @@ from ember.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
 from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
 from ember.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
-from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm  # noqa: F401
 from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: F401
 from ember.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from ember.nn.modules.sparse import Embedding  # noqa: F401
@@ -38,5 +38,7 @@ from ember.nn.modules.instancenorm import (InstanceNorm1d, InstanceNorm2d, Insta
                                              LocalResponseNorm)
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
-from ember.nn.modules.conv_extra import ConvTranspose1d  # noqa: F401
+from ember.nn.modules.conv_extra import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: F401
 from ember.nn.modules.pooling_lp import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
+from ember.nn.modules.pooling3d import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d,  # noqa: F401
+                                        MaxPool3d, MaxUnpool3d)

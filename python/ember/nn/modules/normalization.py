@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d, LayerNorm, GroupNorm, RMSNorm."""
+"""BatchNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm."""
 import numbers
 
 import ember
@@ -82,6 +82,12 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class LayerNorm(Module):
