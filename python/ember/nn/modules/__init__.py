@@ -24,7 +24,7 @@ from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa
 from ember.nn.modules.activation_extra import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, RReLU,  # noqa: F401
                                                Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from ember.nn.modules.channelshuffle import AlphaDropout, ChannelShuffle, FeatureAlphaDropout  # noqa: F401
-from ember.nn.modules.loss_extra import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: F401
+from ember.nn.modules.loss_extra import (CTCLoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: F401
                                          MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
                                          MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
                                          TripletMarginWithDistanceLoss)
