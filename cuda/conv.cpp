@@ -16,6 +16,7 @@
 // The workspace of each run comes from the caching allocator.
 #include <ember/cuda/conv.h>
 
+#include <ember/core/determinism.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/conv.h>
 
@@ -236,7 +237,7 @@ void choose(ConvPlan& plan, cudnnHandle_t h, const Operands& o, DType dt, const 
   }
   if (flags.deterministic) {
     throw Error(str(op, ": cuDNN has no deterministic algorithm for this convolution; set "
-                        "ember.backends.cudnn.deterministic = False"));
+                        "ember.backends.cudnn.deterministic = False and ember.use_deterministic_algorithms(False)"));
   }
   throw Error(str(op, ": cuDNN found no algorithm for this convolution (shapes, dtype or GPU unsupported)"));
 }
@@ -287,7 +288,8 @@ std::shared_ptr<const ConvPlan> plan_for(cudnnHandle_t h, int index, const Tenso
                                          const Tensor& f, const Operands& o, const cpu::ConvGeom& g,
                                          const char* op) {
   const DType dt = a.dtype();
-  const CudnnFlags flags = cudnn_flags();
+  CudnnFlags flags = cudnn_flags();
+  flags.deterministic = flags.deterministic || deterministic_algorithms();  // either switch asks for it
   const PlanKey key = plan_key(Calls::kDirection, dt, a, b, f, g, flags);
   PlanCache& cache = plan_cache(index);
   std::lock_guard<std::mutex> lock(cache.mutex);

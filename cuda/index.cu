@@ -6,6 +6,9 @@
 //   times the indexed dim's stride. Plain copies move
 //   elements as 1/2/4/8-byte words; accumulate uses atomicAdd (a
 //   compare-and-swap loop on the enclosing word for 8-bit integers).
+//   With ember.use_deterministic_algorithms(True), accumulate instead records
+//   each value's destination offset, sorts them stably and lets one thread add
+//   each run of equal offsets in element order (cuda/device/deterministic_kernels.cuh).
 // - min_max (range checks, one_hot): a two-pass block reduction whose two
 //   values are read back to the host.
 // - nonzero: per-tile counts, their prefix sum (ember::cumsum), then an
@@ -20,11 +23,14 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <ember/core/determinism.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce.h>
+#include <ember/core/ops/sort.h>
 #include <ember/cuda/context.h>
+#include <ember/cuda/device/deterministic_kernels.cuh>
 #include <ember/cuda/device/index_kernels.cuh>
 #include <ember/cuda/device/index_scan_kernels.cuh>
 #include <ember/cuda/device/loops.cuh>
@@ -123,6 +129,26 @@ void dispatch_accumulate(DType d, const char* op, F&& f) {
   throw NotImplementedError(str(op, ": accumulating into ", dtype_name(d), " tensors is not implemented on CUDA"));
 }
 
+// dst[offset of value i] += value i without atomics: the offsets of the
+// (contiguous) values, a stable sort of them, then one thread per run of
+// equal offsets adds its values in element order.
+template <class T>
+void deterministic_accumulate(const Tensor& dst, const Tensor& values_in, const IndexArgs& a, const char* op) {
+  const Tensor values = values_in.contiguous();  // plain offset == element number
+  const int64_t n = values.numel();
+  if (n == 0) return;
+  Tensor offsets = ember::empty(values.shape(), DType::Int64, values.device());
+  run_index(values, dst, a, RecordOffsetOp{static_cast<int64_t*>(offsets.data_ptr())}, op);
+  const auto [keys, order] = ember::sort(offsets.reshape({n}), 0, /*descending=*/false, /*stable=*/true);
+  const Tensor k = keys.contiguous(), o = order.contiguous();
+  const int device = dst.device().index;
+  DeviceGuard guard(device);
+  run_sum_kernel<T><<<blocks_for(n), kThreads, 0, current_cuda_stream(device)>>>(
+      static_cast<T*>(dst.data_ptr()), static_cast<const T*>(values.data_ptr()),
+      static_cast<const int64_t*>(k.data_ptr()), static_cast<const int64_t*>(o.data_ptr()), n);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
 // x as contiguous 0/1 bytes: nonzero means != 0 (NaN counts, -0.0 does not).
 Tensor nonzero_flags(const Tensor& x) {
   const Tensor t = x.detach();
@@ -184,6 +210,7 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
   }
   dispatch_accumulate(dst.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
+    if (deterministic_algorithms()) return deterministic_accumulate<T>(dst, values, a, op);
     run_index(values, dst, a, AddOp<T>{static_cast<T*>(dst.data_ptr()), static_cast<const T*>(values.data_ptr())}, op);
   });
 }

@@ -3,6 +3,7 @@
 
 #include <ember/autograd/grad_mode.h>
 
+#include <ember/core/determinism.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
@@ -26,7 +27,9 @@ Vjp embedding_backward(const Shape& weight_shape, const Tensor& indices, std::op
       const Tensor counts = index_add(zeros({rows}, grad_rows.dtype(), grad_rows.device()), 0, indices, ones_n);
       grad_rows = div(grad_rows, unsqueeze(index_select(counts, 0, indices), 1));
     }
-    if (grad_rows.device().is_cuda() && !grad_enabled()) {  // first order: one atomic-add kernel
+    // First order on CUDA: one atomic-add kernel, unless the order of the adds
+    // must not vary (then index_add's sorted, deterministic path).
+    if (grad_rows.device().is_cuda() && !grad_enabled() && !deterministic_algorithms()) {
       Tensor gw = empty(weight_shape, grad_rows.dtype(), grad_rows.device());
       cuda::embedding_backward(gw, grad_rows.contiguous(), indices);
       return TensorList{gw};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <ember/autograd/grad_mode.h>
+#include <ember/core/determinism.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/pool.h>
@@ -15,7 +16,9 @@ Vjp max_pool_backward(const Shape& input_shape) {
   return [input_shape](const TensorList& g, const TensorList& s, const std::vector<bool>&) {
     const Tensor& idx = s[0];
     const int64_t N = input_shape[0], C = input_shape[1];
-    if (g[0].device().is_cuda() && !grad_enabled()) {  // first order: one atomic-add kernel
+    // First order on CUDA: one atomic-add kernel, unless the order of the adds
+    // must not vary (then scatter_add's sorted, deterministic path).
+    if (g[0].device().is_cuda() && !grad_enabled() && !deterministic_algorithms()) {
       Tensor gx = empty(input_shape, g[0].dtype(), g[0].device());
       cuda::max_pool2d_backward(gx, g[0].contiguous(), idx.contiguous(), N * C, input_shape[2] * input_shape[3],
                                 idx.numel() / std::max<int64_t>(N * C, 1));

@@ -13,6 +13,7 @@
 #include <ember/autograd/functions/attention.h>
 #include <ember/autograd/node.h>
 #include <ember/core/autocast.h>
+#include <ember/core/determinism.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
@@ -275,6 +276,8 @@ std::string flash_attention_blocker(const Tensor& query, const Tensor& key, cons
     return str("the dtype is ", dtype_name(query.dtype()), ", not float16 or bfloat16");
   if (attn_mask.defined()) return "an attn_mask is given";
   if (dropout_p > 0.0) return "dropout_p > 0";
+  if (deterministic_algorithms() && autograd::any_requires_grad({query, key, value}))
+    return "ember.use_deterministic_algorithms(True) is on and the fused kernel's backward adds with atomics";
   const int64_t e = query.size(-1);
   if (e != value.size(-1)) return str("query's head size ", e, " differs from value's ", value.size(-1));
   if (e % 8 != 0 || e > 128 || e == 0) return str("the head size ", e, " is not a multiple of 8 up to 128");

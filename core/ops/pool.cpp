@@ -3,10 +3,12 @@
 #include <ember/core/ops/pool.h>
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include <ember/autograd/functions/pool.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
+#include <ember/core/determinism.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/shape.h>
 #include <ember/cuda/pool.h>
@@ -157,6 +159,32 @@ Tensor run_linear(const Tensor& in, const Shape& out_shape, const K& kernel) {
   return compute == dt ? out : out.to(dt);
 }
 
+// The most windows that read one input position along a dim: how many adds
+// the adjoint makes into one gradient element.
+int64_t most_windows_per_position(bool adaptive, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) {
+  if (in <= 0 || out <= 0) return 0;
+  std::vector<int64_t> cover(static_cast<size_t>(in) + 1, 0);
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t lo = adaptive ? (o * in) / out : std::max<int64_t>(o * s - p, 0);
+    const int64_t hi = adaptive ? ((o + 1) * in + out - 1) / out : std::min<int64_t>(o * s - p + k, in);
+    if (lo >= hi) continue;
+    ++cover[static_cast<size_t>(lo)];
+    --cover[static_cast<size_t>(hi)];
+  }
+  int64_t most = 0, running = 0;
+  for (int64_t i = 0; i < in; ++i) most = std::max(most, running += cover[static_cast<size_t>(i)]);
+  return most;
+}
+
+// The CUDA adjoint adds with atomics. Up to two adds into a zeroed element
+// give the same bits in either order (0 + a + b == 0 + b + a); more may not.
+void check_avg_adjoint_deterministic(const cpu::PoolGeom& g) {
+  if (!deterministic_algorithms()) return;
+  const int64_t adds = most_windows_per_position(g.adaptive, g.H, g.OH, g.kh, g.sh, g.ph) *
+                       most_windows_per_position(g.adaptive, g.W, g.OW, g.kw, g.sw, g.pw);
+  if (adds > 2) alert_not_deterministic(g.adaptive ? "adaptive_avg_pool2d_backward_cuda" : "avg_pool2d_backward_cuda");
+}
+
 }  // namespace
 
 namespace pool_detail {
@@ -181,6 +209,7 @@ Tensor avg_adjoint(const Tensor& gy, const cpu::PoolGeom& g) {
   Tensor out = run_linear(gy, {gy.size(0), gy.size(1), g.H, g.W},
                           [&](Tensor& o, const Tensor& i) {
                             if (i.device().is_cuda()) {
+                              check_avg_adjoint_deterministic(g);
                               cuda::avg_pool2d_backward(o, i, g);
                             } else {
                               cpu::avg_pool2d_backward(o, i, g);

@@ -3,6 +3,8 @@
 
 namespace ember::python {
 
+void init_determinism(py::module_& m);  // python/src/determinism.cpp
+
 namespace {
 PyObject* out_of_memory_error = nullptr;  // ember.OutOfMemoryError, a RuntimeError
 }  // namespace
@@ -56,6 +58,7 @@ PYBIND11_MODULE(_C, m) {
   init_composites(m);
   init_optim(m);
   init_autocast(m);
+  init_determinism(m);
   init_cuda(m);
   init_distributed_store(m);
   init_distributed_pg(m);
