@@ -40,3 +40,6 @@ from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
 from ember.nn.modules.conv_extra import ConvTranspose1d  # noqa: F401
 from ember.nn.modules.pooling_lp import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
+from ember.nn.modules.lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
+                                  LazyConvTranspose1d, LazyConvTranspose2d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+                                  LazyInstanceNorm3d, LazyLinear)
