@@ -60,11 +60,9 @@ def _copy_out(flat, outputs):
             offset += n
 
 
-def _splits(sizes, op, name):
-    if sizes is None:
-        return []
-    sizes = [int(s) for s in sizes]
-    return sizes
+def _splits(sizes):
+    """Split sizes as a list of ints ([]: equal parts)."""
+    return [] if sizes is None else [int(s) for s in sizes]
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
@@ -76,8 +74,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     pg = _pg(group)
     if pg is None:
         return None
-    work = pg.all_to_all(output, input, _splits(output_split_sizes, "all_to_all_single", "output_split_sizes"),
-                         _splits(input_split_sizes, "all_to_all_single", "input_split_sizes"))
+    work = pg.all_to_all(output, input, _splits(output_split_sizes), _splits(input_split_sizes))
     return _finish(work, async_op)
 
 

@@ -30,8 +30,8 @@ class ASGD(Optimizer):
             for p, g, s in zip(params, grads, states):
                 if "eta" not in s:
                     # eta and mu are float32 scalars as in torch: eta starts as lr rounded to float32.
-                    s["eta"] = ember.tensor(lr, dtype=ember.float32)
-                    s["mu"] = ember.tensor(1.0, dtype=ember.float32)
+                    s["eta"] = ember.tensor(lr, dtype=ember.float32, device=p.device)
+                    s["mu"] = ember.tensor(1.0, dtype=ember.float32, device=p.device)
                     s["ax"] = ember.zeros_like(p)
                 s["step"].add_(1)
                 g = -g if group["maximize"] else g
