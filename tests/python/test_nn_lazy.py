@@ -132,6 +132,21 @@ def test_load_state_dict_materializes_with_the_checkpoint_shapes():
     del buf
 
 
+def test_state_dict_of_an_uninitialized_module_round_trips():
+    src = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d())
+    state = src.state_dict()
+    assert list(state) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
+                           "1.num_batches_tracked"]
+    assert isinstance(state["0.weight"], nn.UninitializedParameter)
+    assert isinstance(state["1.running_mean"], nn.UninitializedBuffer)
+    dst = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d())
+    dst.load_state_dict(state)  # strict: nothing missing or unexpected, everything still lazy
+    assert dst[0].has_uninitialized_params() and dst[1].has_uninitialized_params()
+    assert list(dst[0]._parameters) == ["weight", "bias"]
+    dst(ember.randn(4, 2))
+    assert tuple(dst[0].weight.shape) == (3, 2) and tuple(dst[1].running_var.shape) == (3,)
+
+
 def test_to_dtype_before_materialization_is_kept():
     m = nn.LazyLinear(2).double()
     m(ember.randn(1, 3, dtype=ember.float64))

@@ -48,15 +48,41 @@ class LazyModuleMixin:
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
 
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        # Uninitialized tensors are saved as themselves (as torch does): their detached form would
+        # read as a real 0-element tensor.
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for registry in (self._parameters, self._buffers):
+            for name, t in registry.items():
+                if is_lazy(t) and prefix + name in destination:
+                    destination[prefix + name] = t
+
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        # An uninitialized tensor takes the checkpoint's shape before the usual copy.
-        for name, t in itertools.chain(self._parameters.items(), self._buffers.items()):
-            key = prefix + name
-            if is_lazy(t) and isinstance(state_dict.get(key), ember.Tensor):
-                t.materialize(state_dict[key].shape)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+        # An uninitialized tensor takes the checkpoint's shape before the usual copy; one the
+        # checkpoint holds uninitialized too stays so, and is set aside while the rest loads.
+        hidden = []
+        for registry in (self._parameters, self._buffers):
+            for name, t in list(registry.items()):
+                incoming = state_dict.get(prefix + name)
+                if not is_lazy(t) or not isinstance(incoming, ember.Tensor):
+                    continue
+                if is_lazy(incoming):
+                    hidden.append((registry, name, t, list(registry)))
+                    del registry[name]
+                else:
+                    t.materialize(incoming.shape)
+        try:
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                          error_msgs)
+        finally:
+            for registry, name, t, order in reversed(hidden):
+                registry[name] = t
+                for key in order:  # the registry's original order
+                    if key in registry:
+                        registry.move_to_end(key)
+                if prefix + name in unexpected_keys:
+                    unexpected_keys.remove(prefix + name)
 
     def reset_parameters(self):
         # The regular class's initialization, once there is something to initialize.
