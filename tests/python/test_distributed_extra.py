@@ -137,6 +137,20 @@ WORKER = textwrap.dedent(r'''
         dist.all_reduce(x)
         expect(x, [float(world)], "all_reduce after argument errors")
 
+    def subgroups():
+        # world 3: blocks of one rank each, and an enumeration {0, 2}, {1}
+        assert dist.get_pg_count() == 1
+        mine, groups = dist.new_subgroups(group_size=1)
+        assert len(groups) == world and dist.get_process_group_ranks(mine) == [rank]
+        mine, groups = dist.new_subgroups_by_enumeration([[0, 2], [1]])
+        assert dist.get_process_group_ranks(mine) == ([0, 2] if rank != 1 else [1])
+        assert dist.get_pg_count() == 1 + world + 2
+        x = ember.tensor([float(rank + 1)])
+        dist.all_reduce(x, group=mine)
+        expect(x, [4.0] if rank != 1 else [2.0], "all_reduce in a subgroup")
+        raises(ValueError, "has appeared in both", lambda: dist.new_subgroups_by_enumeration([[0, 1], [1, 2]]))
+        raises(ValueError, "must be divisible", lambda: dist.new_subgroups(group_size=2))
+
     def monitored_missing():
         # the last rank (and with 3 ranks the middle one too) never arrives
         late = {world - 1} if world == 2 else {1, 2}
@@ -182,6 +196,10 @@ def test_all_to_all_and_reduce_scatter(tmp_path, world):
 @pytest.mark.parametrize("world", [2, 3])
 def test_object_collectives_batch_p2p_and_monitored_barrier(tmp_path, world):
     require_ok(run_world(tmp_path, "objects", world))
+
+
+def test_new_subgroups(tmp_path):
+    require_ok(run_world(tmp_path, "subgroups", 3))
 
 
 def test_bad_arguments_raise_before_the_collective(tmp_path):

@@ -66,3 +66,4 @@ from ember.distributed.object_collectives import (  # noqa: E402
     scatter_object_list,
     send_object_list,
 )
+from ember.distributed.subgroups import get_pg_count, new_subgroups, new_subgroups_by_enumeration  # noqa: E402
