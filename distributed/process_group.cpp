@@ -26,6 +26,45 @@ std::string to_string(ReduceOp op) {
   return "?";
 }
 
+std::shared_ptr<Work> ProcessGroup::all_to_all(Tensor&, const Tensor&, const std::vector<int64_t>&,
+                                               const std::vector<int64_t>&) {
+  throw NotImplementedError(str("all_to_all: the ", backend(), " backend does not support it"));
+}
+
+std::vector<std::shared_ptr<Work>> ProcessGroup::batch_send_recv(const std::vector<P2PMessage>& messages) {
+  std::vector<std::shared_ptr<Work>> works;
+  for (const P2PMessage& m : messages) {
+    Tensor t = m.tensor;
+    works.push_back(m.is_send ? send(t, m.peer, m.tag) : recv(t, m.peer, m.tag));
+  }
+  return works;
+}
+
+std::vector<int64_t> all_to_all_counts(const Tensor& t, const std::vector<int64_t>& splits, int size,
+                                       const char* what) {
+  EMBER_CHECK(t.defined(), ValueError, "all_to_all: got an undefined ", what);
+  const int64_t rows = t.dim() == 0 ? 1 : t.shape()[0];
+  const int64_t row_numel = rows == 0 ? 0 : t.numel() / rows;
+  std::vector<int64_t> counts;
+  if (splits.empty()) {
+    EMBER_CHECK(rows % size == 0, ValueError, "all_to_all: the ", what, " of shape ", t.shape_str(),
+                " cannot be split evenly along dim 0 into world_size (", size, ") parts; pass split sizes");
+    counts.assign(size, rows / size * row_numel);
+    return counts;
+  }
+  EMBER_CHECK(static_cast<int>(splits.size()) == size, ValueError, "all_to_all: ", what, " split sizes have ",
+              splits.size(), " entries, expected world_size (", size, ")");
+  int64_t total = 0;
+  for (int64_t s : splits) {
+    EMBER_CHECK(s >= 0, ValueError, "all_to_all: ", what, " split sizes must not be negative, got ", s);
+    total += s;
+    counts.push_back(s * row_numel);
+  }
+  EMBER_CHECK(total == rows, ValueError, "all_to_all: ", what, " split sizes add up to ", total,
+              " but dim 0 of the ", what, " of shape ", t.shape_str(), " has ", rows, " rows");
+  return counts;
+}
+
 bool gloo_available() {
 #ifdef EMBER_HAS_GLOO
   return true;

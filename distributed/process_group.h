@@ -32,6 +32,14 @@ class Work {
   }
 };
 
+// One message of a batch_send_recv (torch.distributed.P2POp).
+struct P2PMessage {
+  bool is_send = true;
+  Tensor tensor;
+  int peer = 0;  // group rank
+  int tag = 0;
+};
+
 struct ProcessGroupOptions {
   Milliseconds timeout = kDefaultTimeout;
   // Where the rendezvous store lives, when known ("127.0.0.1" keeps gloo's
@@ -65,11 +73,27 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> barrier() = 0;
   virtual std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) = 0;
   virtual std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) = 0;
+  // Dim 0 of input is cut into size() parts of input_splits[r] rows (equal
+  // parts when empty); part r goes to rank r, and what rank r sends here lands
+  // in output's r-th part (output_splits[r] rows). Backends without it raise
+  // NotImplementedError.
+  virtual std::shared_ptr<Work> all_to_all(Tensor& output, const Tensor& input,
+                                           const std::vector<int64_t>& output_splits,
+                                           const std::vector<int64_t>& input_splits);
+  // Posts every send and recv of `messages` together (one Work per message):
+  // a backend whose sends block until matched (NCCL) groups them so that any
+  // order of the list on the peers cannot deadlock. Default: send/recv each.
+  virtual std::vector<std::shared_ptr<Work>> batch_send_recv(const std::vector<P2PMessage>& messages);
 
  protected:
   int rank_;
   int size_;
 };
+
+// all_to_all's element counts per rank for `t` cut along dim 0 by `splits`
+// (rows per rank; equal parts when empty), checked: `what` names t in errors.
+std::vector<int64_t> all_to_all_counts(const Tensor& t, const std::vector<int64_t>& splits, int size,
+                                       const char* what);
 
 // Builds the backend's group ("gloo" or "nccl"); raises when this build lacks it.
 std::shared_ptr<ProcessGroup> make_process_group(const std::string& backend, std::shared_ptr<Store> store,

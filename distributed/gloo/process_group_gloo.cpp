@@ -8,6 +8,7 @@
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -32,10 +33,10 @@ namespace ember::distributed {
 namespace {
 
 enum Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kAllGatherInto, kReduceScatter, kGather, kScatter,
-            kBarrier, kNumKinds };
+            kBarrier, kAllToAll, kNumKinds };
 const char* const kKindNames[kNumKinds] = {"all_reduce", "broadcast", "reduce", "all_gather",
                                            "all_gather_into_tensor", "reduce_scatter_tensor", "gather",
-                                           "scatter", "barrier"};
+                                           "scatter", "barrier", "all_to_all"};
 // gloo slot prefix of send/recv (gloo's own collectives use 0x01..0x08).
 constexpr uint8_t kSendRecvSlotPrefix = 0x20;
 // Number of int64 fields in a fingerprint.
@@ -148,7 +149,8 @@ const char* CollectiveInfo::name() const { return kind >= 0 && kind < kNumKinds 
 
 std::string CollectiveInfo::describe() const {
   std::string s = str(name(), "(");
-  if (dtype >= 0) s += str(dtype_name(static_cast<DType>(dtype)), ", numel=", numel);
+  if (dtype >= 0) s += dtype_name(static_cast<DType>(dtype));
+  if (dtype >= 0 && numel >= 0) s += str(", numel=", numel);
   if (root >= 0) s += str(", root=", root);
   if (reduce >= 0) s += str(", op=", to_string(static_cast<ReduceOp>(reduce)));
   return s + ")";
@@ -528,6 +530,42 @@ std::shared_ptr<Work> ProcessGroupGloo::barrier() {
     o.setTag(info.tag());
     o.setTimeout(c.timeout);
     gloo::barrier(o);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::all_to_all(Tensor& output, const Tensor& input,
+                                                  const std::vector<int64_t>& output_splits,
+                                                  const std::vector<int64_t>& input_splits) {
+  const char* name = "all_to_all";
+  check_cpu(input, name);
+  check_cpu(output, name);
+  EMBER_CHECK(output.dtype() == input.dtype(), TypeError, name, ": output has dtype ", dtype_name(output.dtype()),
+              " but the input is ", dtype_name(input.dtype()));
+  const std::vector<int64_t> in_counts = all_to_all_counts(input, input_splits, size_, "input");
+  const std::vector<int64_t> out_counts = all_to_all_counts(output, output_splits, size_, "output");
+  EMBER_CHECK(in_counts[rank_] == out_counts[rank_], ValueError, name, ": rank ", rank_, " sends itself ",
+              in_counts[rank_], " elements but its output split expects ", out_counts[rank_]);
+  CollectiveInfo info = info_for(kAllToAll, &input);
+  info.numel = -1;  // uneven splits make it differ between ranks
+  Tensor in = staged(input);
+  Tensor out = staged(output);
+  return enqueue(info, {output, in, out}, [output, in, out, in_counts, out_counts](const CollectiveInfo& info,
+                                                                                  Comm& c) {
+    // gloo counts in elements of the type it is given: bytes here.
+    const int64_t esize = in.element_size();
+    std::vector<int64_t> in_bytes, out_bytes;
+    for (int64_t n : in_counts) in_bytes.push_back(n * esize);
+    for (int64_t n : out_counts) out_bytes.push_back(n * esize);
+    // Every pair still exchanges a (maybe empty) message: an empty tensor
+    // gets a byte of scratch so gloo never sees a null buffer.
+    uint8_t scratch_in = 0, scratch_out = 0;
+    gloo::AlltoallvOptions o(c.context);
+    o.setInput<uint8_t>(in.numel() > 0 ? bytes(in) : &scratch_in, in_bytes);
+    o.setOutput<uint8_t>(out.numel() > 0 ? bytes(out) : &scratch_out, out_bytes);
+    o.setTag(info.tag());
+    o.setTimeout(c.timeout);
+    gloo::alltoallv(o);
+    write_back(output, out);
   });
 }
 

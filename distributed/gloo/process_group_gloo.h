@@ -41,7 +41,7 @@ struct CollectiveInfo {
   int kind = 0;  // index into the collective names
   int64_t seq = 0;
   int dtype = -1;
-  int64_t numel = 0;
+  int64_t numel = 0;  // -1: may differ between ranks (all_to_all)
   int root = -1;
   int reduce = -1;
   const char* name() const;
@@ -66,6 +66,8 @@ class ProcessGroupGloo : public ProcessGroup {
   std::shared_ptr<Work> barrier() override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override;
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
+  std::shared_ptr<Work> all_to_all(Tensor& output, const Tensor& input, const std::vector<int64_t>& output_splits,
+                                   const std::vector<int64_t>& input_splits) override;
 
  private:
   struct Comm;  // what the worker thread uses; shared, so a stuck worker may outlive the group

@@ -416,6 +416,81 @@ std::shared_ptr<Work> ProcessGroupNCCL::recv(Tensor& tensor, int src, int tag) {
   });
 }
 
+std::shared_ptr<Work> ProcessGroupNCCL::all_to_all(Tensor& output, const Tensor& input,
+                                                  const std::vector<int64_t>& output_splits,
+                                                  const std::vector<int64_t>& input_splits) {
+  const char* name = "all_to_all";
+  const int dev = device_for(input, name);
+  check_tensor(input, dev, name, "the input");
+  check_tensor(output, dev, name, "the output");
+  EMBER_CHECK(output.dtype() == input.dtype(), TypeError, name, ": output has dtype ", dtype_name(output.dtype()),
+              " but the input is ", dtype_name(input.dtype()));
+  const std::vector<int64_t> in_counts = all_to_all_counts(input, input_splits, size_, "input");
+  const std::vector<int64_t> out_counts = all_to_all_counts(output, output_splits, size_, "output");
+  EMBER_CHECK(in_counts[rank_] == out_counts[rank_], ValueError, name, ": rank ", rank_, " sends itself ",
+              in_counts[rank_], " elements but its output split expects ", out_counts[rank_]);
+  const ncclDataType_t dt = to_nccl(input.dtype(), name);
+  Tensor out = output;
+  const int me = rank_;
+  // A send and a recv per peer, grouped so NCCL runs them together; our own
+  // part is a device copy.
+  return run(name, dev, {out, input}, [out, input, in_counts, out_counts, dt, me](
+                                          ncclComm_t comm, cudaStream_t s, const std::string& where) {
+    const size_t esize = input.element_size();
+    size_t in_off = 0, out_off = 0;
+    std::vector<size_t> in_offsets, out_offsets;
+    for (size_t r = 0; r < in_counts.size(); ++r) {
+      in_offsets.push_back(in_off);
+      out_offsets.push_back(out_off);
+      in_off += static_cast<size_t>(in_counts[r]) * esize;
+      out_off += static_cast<size_t>(out_counts[r]) * esize;
+    }
+    if (in_counts[me] > 0)
+      EMBER_CUDA_CHECK(cudaMemcpyAsync(bytes(out) + out_offsets[me], bytes(input) + in_offsets[me],
+                                       static_cast<size_t>(in_counts[me]) * esize, cudaMemcpyDeviceToDevice, s));
+    EMBER_NCCL_CHECK(nccl::api().GroupStart(), comm, where);
+    for (int r = 0; r < static_cast<int>(in_counts.size()); ++r) {
+      if (r == me) continue;
+      if (in_counts[r] > 0)
+        EMBER_NCCL_CHECK(nccl::api().Send(bytes(input) + in_offsets[r], in_counts[r], dt, r, comm, s), comm, where);
+      if (out_counts[r] > 0)
+        EMBER_NCCL_CHECK(nccl::api().Recv(bytes(out) + out_offsets[r], out_counts[r], dt, r, comm, s), comm, where);
+    }
+    EMBER_NCCL_CHECK(nccl::api().GroupEnd(), comm, where);
+    out.bump_version();
+  });
+}
+
+std::vector<std::shared_ptr<Work>> ProcessGroupNCCL::batch_send_recv(const std::vector<P2PMessage>& messages) {
+  const char* name = "batch_isend_irecv";
+  if (messages.empty()) return {};
+  const int dev = device_for(messages.front().tensor, name);
+  std::vector<Tensor> keep;
+  std::vector<ncclDataType_t> dts;
+  for (const P2PMessage& m : messages) {
+    check_tensor(m.tensor, dev, name, m.is_send ? "a tensor to send" : "a tensor to receive into");
+    EMBER_CHECK(m.peer >= 0 && m.peer < size_ && m.peer != rank_, ValueError, name, ": peer rank ", m.peer,
+                " must be another rank of this group of size ", size_, " (this is rank ", rank_, ")");
+    keep.push_back(m.tensor);
+    dts.push_back(to_nccl(m.tensor.dtype(), name));
+  }
+  auto work = run(name, dev, keep, [messages, dts](ncclComm_t comm, cudaStream_t s, const std::string& where) {
+    EMBER_NCCL_CHECK(nccl::api().GroupStart(), comm, where);
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const P2PMessage& m = messages[i];
+      if (m.tensor.numel() == 0) continue;
+      if (m.is_send)
+        EMBER_NCCL_CHECK(nccl::api().Send(m.tensor.data_ptr(), m.tensor.numel(), dts[i], m.peer, comm, s), comm, where);
+      else
+        EMBER_NCCL_CHECK(nccl::api().Recv(m.tensor.data_ptr(), m.tensor.numel(), dts[i], m.peer, comm, s), comm, where);
+    }
+    EMBER_NCCL_CHECK(nccl::api().GroupEnd(), comm, where);
+    for (const P2PMessage& m : messages)
+      if (!m.is_send) m.tensor.bump_version();
+  });
+  return std::vector<std::shared_ptr<Work>>(messages.size(), work);
+}
+
 }  // namespace nccl
 
 std::shared_ptr<ProcessGroup> make_nccl_process_group(std::shared_ptr<Store> store, int rank, int size,

@@ -51,6 +51,10 @@ class ProcessGroupNCCL : public ProcessGroup {
   std::shared_ptr<Work> barrier() override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag) override;
   std::shared_ptr<Work> recv(Tensor& tensor, int src, int tag) override;
+  std::shared_ptr<Work> all_to_all(Tensor& output, const Tensor& input, const std::vector<int64_t>& output_splits,
+                                   const std::vector<int64_t>& input_splits) override;
+  // One grouped NCCL call for the whole batch; every message gets the same Work.
+  std::vector<std::shared_ptr<Work>> batch_send_recv(const std::vector<P2PMessage>& messages) override;
 
  private:
   // The NCCL calls of one collective, issued on `stream`.

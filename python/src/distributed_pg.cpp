@@ -146,7 +146,19 @@ void init_distributed_pg(py::module_& m) {
       .def("scatter", &ProcessGroup::scatter, py::arg("output"), py::arg("inputs"), py::arg("root"), Release())
       .def("barrier", &ProcessGroup::barrier, Release())
       .def("send", &ProcessGroup::send, py::arg("tensor"), py::arg("dst"), py::arg("tag"), Release())
-      .def("recv", &ProcessGroup::recv, py::arg("tensor"), py::arg("src"), py::arg("tag"), Release());
+      .def("recv", &ProcessGroup::recv, py::arg("tensor"), py::arg("src"), py::arg("tag"), Release())
+      .def("all_to_all", &ProcessGroup::all_to_all, py::arg("output"), py::arg("input"),
+           py::arg("output_splits") = std::vector<int64_t>{}, py::arg("input_splits") = std::vector<int64_t>{},
+           Release())
+      .def(
+          "batch_send_recv",
+          // messages: (is_send, tensor, peer group rank, tag) tuples
+          [](ProcessGroup& g, const std::vector<std::tuple<bool, Tensor, int, int>>& messages) {
+            std::vector<P2PMessage> ms;
+            for (const auto& [is_send, tensor, peer, tag] : messages) ms.push_back({is_send, tensor, peer, tag});
+            return g.batch_send_recv(ms);
+          },
+          py::arg("messages"), Release());
 
   d.def(
       "make_process_group",

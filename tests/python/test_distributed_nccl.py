@@ -360,3 +360,62 @@ def test_ddp_step_over_nccl_matches_local_training(nccl_group, conv):
         raise
     for name, want in reference.state_dict().items():
         assert np.allclose(got[name].numpy(), want.numpy(), rtol=1e-4, atol=1e-5), name
+
+
+# ---- on the GPU: all_to_all and the list/object collectives (world size 1)
+
+EXTRA_WORKER = textwrap.dedent(r'''
+    import sys
+    from datetime import timedelta
+    import numpy as np
+    import ember
+    import ember.distributed as dist
+
+    dist.init_process_group("nccl", init_method="file://" + sys.argv[1], rank=0, world_size=1,
+                            timeout=timedelta(seconds=60))
+    x = ember.arange(12, dtype=ember.float32).reshape(4, 3).cuda()
+    out = ember.zeros(4, 3).cuda()
+    dist.all_to_all_single(out, x)
+    assert np.array_equal(out.cpu().numpy(), x.cpu().numpy()), "all_to_all_single"
+    out = ember.zeros(4, 3, dtype=ember.int64).cuda()
+    work = dist.all_to_all_single(out, x.long(), output_split_sizes=[4], input_split_sizes=[4], async_op=True)
+    work.wait()
+    assert out.cpu().tolist() == x.long().cpu().tolist(), "all_to_all_single with splits"
+    outs = [ember.zeros(2, 2).cuda()]
+    dist.all_to_all(outs, [ember.full((2, 2), 5.0).cuda()])
+    assert outs[0].cpu().tolist() == [[5.0, 5.0], [5.0, 5.0]], "all_to_all"
+    out = ember.zeros(3).cuda()
+    dist.reduce_scatter(out, [ember.tensor([1.0, 2.0, 3.0]).cuda()])
+    assert out.cpu().tolist() == [1.0, 2.0, 3.0], "reduce_scatter"
+    try:
+        dist.all_to_all_single(ember.zeros(3).cuda(), ember.zeros(4).cuda())
+        raise AssertionError("a size mismatch was accepted")
+    except ValueError as e:
+        assert "all_to_all" in str(e), e
+    got = [None]
+    dist.gather_object({"k": [1, 2]}, got, dst=0)
+    assert got == [{"k": [1, 2]}], got
+    got = [None]
+    dist.scatter_object_list(got, [("only", 1)], src=0)
+    assert got == [("only", 1)], got
+    dist.monitored_barrier(timeout=timedelta(seconds=10))
+    dist.destroy_process_group()
+    print("nccl extra worker ok")
+''')
+
+
+@gpu
+def test_all_to_all_and_object_collectives_world_size_1(tmp_path):
+    script = tmp_path / "extra.py"
+    script.write_text(EXTRA_WORKER)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        proc = subprocess.run([sys.executable, str(script), str(tmp_path / "store")], env=env, capture_output=True,
+                              text=True, timeout=180)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the NCCL worker hung for 180 s; its output so far:\n{e.stdout}\n{e.stderr}")
+    out = proc.stdout + proc.stderr
+    if proc.returncode != 0 and any(m in out for m in MISSING_KERNEL):
+        pytest.xfail("a CUDA kernel the worker needs has not landed yet:\n" + out[-2000:])
+    assert proc.returncode == 0, f"the NCCL worker failed (exit {proc.returncode}):\n{out[-4000:]}"
+    assert "nccl extra worker ok" in proc.stdout

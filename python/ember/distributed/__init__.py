@@ -42,3 +42,28 @@ from ember.distributed.distributed_c10d import (  # noqa: E402
     scatter,
     send,
 )
+from ember.distributed.errors import DistBackendError, DistError, DistNetworkError, DistStoreError  # noqa: E402
+from ember.distributed.environment import (  # noqa: E402
+    get_default_backend_for_device,
+    get_node_local_rank,
+    is_backend_available,
+    is_mpi_available,
+    is_torchelastic_launched,
+    is_ucc_available,
+    is_xccl_available,
+)
+from ember.distributed.collectives_extra import (  # noqa: E402
+    P2POp,
+    all_to_all,
+    all_to_all_single,
+    batch_isend_irecv,
+    monitored_barrier,
+    reduce_scatter,
+)
+from ember.distributed.object_collectives import (  # noqa: E402
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
+from ember.distributed.subgroups import get_pg_count, new_subgroups, new_subgroups_by_enumeration  # noqa: E402

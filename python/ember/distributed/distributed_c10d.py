@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import ember
 from ember import _C
+from ember.distributed.errors import DistBackendError, DistStoreError, as_dist_error
 
 _D = _C._distributed
 
@@ -71,6 +72,8 @@ class _World:
         self.group_count = 0       # new_group() calls so far (the same on every rank)
         self.ranks = {}            # ProcessGroup -> global ranks, in group-rank order
         self.backends = {}         # ProcessGroup -> backend name
+        self.names = {}            # ProcessGroup -> its key namespace in the store
+        self.monitored = {}        # group name -> monitored_barrier calls so far
 
 
 _world = _World()
@@ -122,7 +125,10 @@ def _tcp_store(host, port, rank, world_size, timeout):
     if tcp_store is None:
         raise RuntimeError("init_process_group: this ember has no TCPStore; pass store= or "
                            "init_method='file:///path'")
-    return tcp_store(host, port, world_size, rank == 0, timeout)
+    try:
+        return tcp_store(host, port, world_size, rank == 0, timeout)
+    except RuntimeError as e:
+        _reraise_as(e, DistStoreError)
 
 
 def _rendezvous(init_method, rank, world_size, timeout):
@@ -183,7 +189,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         master_addr = getattr(store, "host", "") or ""
     else:
         store, rank, world_size, master_addr = _rendezvous(init_method or "env://", rank, world_size, timeout)
-    pg = _D.make_process_group(backend, store, rank, world_size, timeout, "default_pg", master_addr)
+    try:
+        pg = _D.make_process_group(backend, store, rank, world_size, timeout, "default_pg", master_addr)
+    except RuntimeError as e:
+        _reraise_as(e, DistBackendError)
     _world.default_pg = pg
     _world.store = store
     _world.master_addr = master_addr
@@ -191,6 +200,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _world.group_count = 0
     _world.ranks = {pg: list(range(world_size))}
     _world.backends = {pg: str(backend)}
+    _world.names = {pg: "default_pg"}
     GroupMember.WORLD = pg
 
 
@@ -204,6 +214,7 @@ def destroy_process_group(group=None):
         return
     _world.ranks.pop(group, None)
     _world.backends.pop(group, None)
+    _world.names.pop(group, None)
 
 
 def _get_default_group():
@@ -255,6 +266,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
                                f"group_{_world.group_count}", _world.master_addr)
     _world.ranks[pg] = ranks
     _world.backends[pg] = str(backend)
+    _world.names[pg] = f"group_{_world.group_count}"
     return pg
 
 
@@ -329,10 +341,23 @@ def _check_op(op, name):
         raise TypeError(f"{name}: op must be an ember.distributed.ReduceOp, got {op!r}")
 
 
+def _reraise_as(error, cls):
+    """Raises `error` as `cls` (a DistError) when it is a plain RuntimeError, else unchanged."""
+    new = as_dist_error(error, cls)
+    if new is error:
+        raise error
+    raise new from error
+
+
 def _finish(work, async_op):
     if async_op:
         return work
-    work.wait()
+    try:
+        work.wait()
+    except RuntimeError as e:
+        # The backend's failure (a peer died, the timeout passed) as torch's DistBackendError,
+        # still a RuntimeError; ValueError/TypeError/NotImplementedError pass unchanged.
+        _reraise_as(e, DistBackendError)
     return None
 
 

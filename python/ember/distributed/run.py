@@ -168,6 +168,8 @@ def _worker_env(args, local_rank, port):
                LOCAL_WORLD_SIZE=str(args.nproc_per_node), GROUP_RANK=str(args.node_rank),
                ROLE_RANK=str(rank), ROLE_WORLD_SIZE=str(world), MASTER_ADDR=args.master_addr,
                MASTER_PORT=str(port))
+    # What torchrun sets too: dist.is_torchelastic_launched() tells scripts they run under a launcher.
+    env.setdefault("TORCHELASTIC_RUN_ID", "none")
     if args.log_prefix:
         env.setdefault("PYTHONUNBUFFERED", "1")  # lines reach the prefixer as they are printed
     return env

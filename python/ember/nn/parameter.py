@@ -45,3 +45,7 @@ class Buffer:
     def __init__(self, data, persistent=True):
         self.data = data
         self.persistent = persistent
+
+
+# Lazy modules' placeholders, importable from here as from torch.nn.parameter.
+from ember.nn._uninitialized import UninitializedBuffer, UninitializedParameter  # noqa: E402,F401

@@ -11,7 +11,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR",
            "LinearLR", "OneCycleLR", "SequentialLR", "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
-           "CyclicLR", "ReduceLROnPlateau"]
+           "CyclicLR", "ReduceLROnPlateau", "MultiplicativeLR", "ChainedScheduler"]
 
 
 class LRScheduler:
@@ -354,3 +354,4 @@ class SequentialLR(LRScheduler):
 # ReduceLROnPlateau) live in their own file to keep this one short.
 from ._lr_scheduler_extra import (ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, PolynomialLR,  # noqa: E402,F401
                                   ReduceLROnPlateau)
+from ._lr_scheduler_chain import ChainedScheduler, MultiplicativeLR  # noqa: E402,F401

@@ -551,7 +551,7 @@ class Module:
     def to_empty(self, *, device=None, recurse=True):
         """Moves parameters and buffers to `device` without copying their values."""
         def fresh(t):
-            return ember.empty(*t.shape, dtype=t.dtype, device=t.device if device is None else device)
+            return ember.empty(tuple(t.shape), dtype=t.dtype, device=t.device if device is None else device)
         return self._apply(fresh)
 
     def __call__(self, *args, **kwargs):

@@ -1,4 +1,5 @@
-"""ember.nn.parallel: DistributedDataParallel."""
+"""ember.nn.parallel: DistributedDataParallel, and DataParallel for one device."""
 from ember.nn.parallel.distributed import DistributedDataParallel  # noqa: F401
+from ember.nn.parallel.data_parallel import DataParallel, data_parallel  # noqa: F401
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "DataParallel", "data_parallel"]

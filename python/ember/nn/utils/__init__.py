@@ -7,3 +7,9 @@ from ember.nn.utils import parametrize  # noqa: F401,E402
 from ember.nn.utils import parametrizations  # noqa: F401,E402
 from ember.nn.utils._weight_norm import remove_weight_norm, weight_norm  # noqa: F401,E402
 from ember.nn.utils._spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401,E402
+from ember.nn.utils.total_norm import clip_grad_norm, clip_grads_with_norm_, get_total_norm  # noqa: F401,E402
+from ember.nn.utils import fusion  # noqa: F401,E402
+from ember.nn.utils.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401,E402
+                                   fuse_linear_bn_weights)
+from ember.nn.utils.init import skip_init  # noqa: F401,E402
+from ember.nn.utils import stateless  # noqa: F401,E402

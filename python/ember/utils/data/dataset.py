@@ -24,6 +24,10 @@ class IterableDataset(Dataset):
     def __iter__(self):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
+    def __add__(self, other):
+        from ember.utils.data.dataset_extra import ChainDataset
+        return ChainDataset([self, other])
+
 
 class TensorDataset(Dataset):
     """Item i is the tuple of every tensor's row i."""
