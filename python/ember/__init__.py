@@ -45,6 +45,7 @@ from ember import amp  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
 from ember import testing  # noqa: E402,F401
 from ember import special  # noqa: E402,F401
+from ember import random  # noqa: E402,F401
 from ember._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401

@@ -4,6 +4,11 @@ import numpy as np
 from ember import _C
 from ember.autograd import function  # noqa: F401
 from ember.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from ember.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                                         is_anomaly_enabled, set_detect_anomaly)
+from ember.autograd.variable import Variable  # noqa: F401
+from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from ember import grad_mode  # noqa: F401,E402  (torch.autograd.grad_mode)
 
 
 def _as_list(x):
