@@ -70,7 +70,8 @@ if ss is not None:
         OpCase("special.polygamma3", lambda x: es.polygamma(3, x), _cast_like(lambda x: ss.polygamma(3, x)), SHAPES,
                dtypes=(np.float64,), domain=(0.3, 5), rtol=1e-9),
         OpCase("special.multigammaln", lambda x: es.multigammaln(x, 3),
-               _cast_like(np.vectorize(lambda v: ss.multigammaln(v, 3), otypes=[np.float64])), [[(3, 4)], [()]], dtypes=(np.float64,),
+               _cast_like(np.vectorize(lambda v: ss.multigammaln(v, 3), otypes=[np.float64])), [[(3, 4)], [()]],
+               dtypes=(np.float64,),
                domain=(1.1, 5)),
     ]
 

@@ -76,7 +76,8 @@ def test_scalar_tensors_and_numbers():
     _, message = _error(lambda: assert_close(1.0, 1.5))
     assert "Absolute difference: 0.5 (up to 1e-07 allowed)" in message
     _, message = _error(lambda: assert_close(1, 2))
-    assert message == "Scalars are not equal!\n\nExpected 2 but got 1.\nAbsolute difference: 1\nRelative difference: 0.5"
+    assert message == ("Scalars are not equal!\n\nExpected 2 but got 1.\nAbsolute difference: 1\n"
+                       "Relative difference: 0.5")
     kind, message = _error(lambda: assert_close(1, 1.0))
     assert kind is AssertionError and "The (d)types do not match" in message
     assert_close(1, 1.0, check_dtype=False)

@@ -32,7 +32,8 @@ def custom_fwd(fwd=None, *, cast_inputs=None):
     """ember.cuda.amp.custom_fwd(args...) is ember.amp.custom_fwd(args..., device_type="cuda")."""
     from ember.amp.custom_ops import custom_fwd as _custom_fwd
     warnings.warn("`ember.cuda.amp.custom_fwd(args...)` is deprecated. "
-                  "Please use `ember.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+                  "Please use `ember.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
 
 
@@ -40,5 +41,6 @@ def custom_bwd(bwd):
     """ember.cuda.amp.custom_bwd(bwd) is ember.amp.custom_bwd(bwd, device_type="cuda")."""
     from ember.amp.custom_ops import custom_bwd as _custom_bwd
     warnings.warn("`ember.cuda.amp.custom_bwd(args...)` is deprecated. "
-                  "Please use `ember.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+                  "Please use `ember.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
     return _custom_bwd(bwd, device_type="cuda")
