@@ -406,7 +406,7 @@ def is_initialized():
     device's context at its first use)."""
     if _initialized:
         return True
-    return _cuda.is_available() and any(_cuda.memory_stats(i)["num_device_alloc"] > 0
+    return _cuda.is_available() and any(dict(_cuda.memory_stats(i))["num_device_alloc"] > 0
                                         for i in range(_cuda.device_count()))
 
 

@@ -223,3 +223,17 @@ def test_make_tensor_errors():
         make_tensor(2, dtype=ember.uint8, device="cpu", low=-5, high=-1)
     with pytest.raises(TypeError):
         make_tensor(2, dtype=ember.float32)  # device is required, as in torch
+
+
+@pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_cuda():
+    t = make_tensor(3, 4, dtype=ember.float32, device="cuda", noncontiguous=True)
+    assert t.device.type == "cuda" and not t.is_contiguous()
+    assert_close(t, t.cpu().cuda())
+    _, message = _error(lambda: assert_close(t, t.cpu()))
+    assert message.startswith("The values for attribute 'device' do not match: cuda:0 != cpu.")
+    assert_close(t, t.cpu(), check_device=False)
+    u = t.clone()
+    u[1, 2] += 1
+    _, message = _error(lambda: assert_close(u, t))
+    assert "Mismatched elements: 1 / 12" in message and "at index (1, 2)" in message

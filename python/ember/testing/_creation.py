@@ -81,7 +81,11 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
             replacement = 1
         result = _C.where(result == 0, _C.full_like(result, replacement), result)
     if noncontiguous and result.numel() > 1:
-        result = result.repeat_interleave(2, dim=-1)[..., ::2]
+        # The values at every other element of a buffer twice as long in the last dimension.
+        buffer = _C.empty(shape[:-1] + (2 * shape[-1],), dtype=dtype, device=device)
+        strided = buffer[..., ::2]
+        strided.copy_(result)
+        result = strided
     elif memory_format is not None:
         result = result.clone(memory_format=memory_format)
     if requires_grad:
