@@ -35,8 +35,8 @@ void init_anomaly(py::module_& m) {
   autograd::set_anomaly_hooks({python_stack, python_warn});
   m.def("_set_anomaly_enabled", &autograd::set_anomaly_enabled, py::arg("enabled"), py::arg("check_nan") = true);
   m.def("is_anomaly_enabled", &autograd::anomaly_enabled, "Whether autograd's anomaly detection is on.");
-  m.def("is_anomaly_check_nan_enabled", [] { return autograd::anomaly_enabled() && autograd::anomaly_check_nan(); },
-        "Whether anomaly detection also fails a backward that produces NaN.");
+  m.def("is_anomaly_check_nan_enabled", &autograd::anomaly_check_nan,
+        "Whether anomaly detection (when on) also fails a backward that produces NaN.");
   m.def("_anomaly_forward_stack", [](const std::shared_ptr<autograd::Node>& node) {
     return autograd::anomaly_forward_stack(node.get());
   });

@@ -69,6 +69,21 @@ def test_output_index_and_check_nan_false():
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_flags_follow_torch():
+    states = []
+    for lib in (ember, torch):
+        seen = [lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()]
+        lib.autograd.set_detect_anomaly(False, check_nan=False)
+        seen += [lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()]
+        with lib.autograd.set_detect_anomaly(True):
+            seen += [lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()]
+        seen += [lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()]
+        lib.autograd.set_detect_anomaly(False)
+        states.append(seen)
+    assert states[0] == states[1]
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_message_matches_torch():
     def first_line(lib):
         x = lib.tensor([1.0, 0.0], requires_grad=True)
@@ -160,10 +175,11 @@ def test_decorator_and_set_detect_anomaly():
     autograd.set_detect_anomaly(True)
     assert autograd.is_anomaly_enabled() and autograd.is_anomaly_check_nan_enabled()
     autograd.set_detect_anomaly(False)
-    assert not autograd.is_anomaly_enabled() and not autograd.is_anomaly_check_nan_enabled()
+    # As in torch, the check_nan flag is reported whether or not the mode is on.
+    assert not autograd.is_anomaly_enabled() and autograd.is_anomaly_check_nan_enabled()
     with autograd.set_detect_anomaly(True, check_nan=False):
         assert ember.is_anomaly_enabled() and not ember.is_anomaly_check_nan_enabled()
-    assert not ember.is_anomaly_enabled()
+    assert not ember.is_anomaly_enabled() and ember.is_anomaly_check_nan_enabled()
     # Nested: the inner block restores the outer setting.
     with autograd.set_detect_anomaly(True):
         with autograd.set_detect_anomaly(False):

@@ -34,8 +34,7 @@ class detect_anomaly:
         return self
 
     def __exit__(self, *exc):
-        enabled, check_nan = self._saved.pop()
-        _C._set_anomaly_enabled(enabled, check_nan if enabled else True)
+        _C._set_anomaly_enabled(*self._saved.pop())
         return False
 
     def __call__(self, fn):
@@ -58,6 +57,5 @@ class set_detect_anomaly:
         return self
 
     def __exit__(self, *exc):
-        enabled, check_nan = self.prev
-        _C._set_anomaly_enabled(enabled, check_nan if enabled else True)
+        _C._set_anomaly_enabled(*self.prev)
         return False
