@@ -17,7 +17,7 @@ __all__ = [
     "expit", "logit", "erf", "erfc", "erfcx", "erfinv", "gammaln", "digamma", "psi", "polygamma",
     "multigammaln", "i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "sinc", "entr", "xlogy",
     "xlog1py", "logsumexp", "softmax", "log_softmax", "log1p", "expm1", "exp2", "round", "zeta",
-    "spherical_bessel_j0",
+    "spherical_bessel_j0", "bessel_j0", "bessel_j1",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -419,3 +419,77 @@ def polygamma(n, input):
         return _C.polygamma(n, x)
     sign = 1.0 if n % 2 else -1.0
     return sign * math.factorial(n) * zeta(_C.full_like(x, float(n + 1)), x)
+
+
+# ---- Bessel functions of the first kind of order 0 and 1
+
+_MILLER_START = 90  # enough terms of the backward recurrence for |x| <= 25 at float64 precision
+
+
+def _bessel_j_value(x):
+    """(J0(x), J1(x)) in float64: a short Taylor series below |x| = 1e-3;
+    Miller's backward recurrence J_(n-1) = (2n/x) J_n - J_(n+1) normalised by
+    J0 + 2 (J2 + J4 + ...) = 1 up to 25 (rescaled whenever it grows past
+    1e200); above, Hankel's expansion, with cos/sin(x - (2v+1) pi/4) expanded
+    so that no digits of a large x are lost to the subtraction."""
+    ax = _C.abs(x)
+    small = ax <= 25
+    xs = _C.where(small & (ax >= 1e-3), ax, _C.ones_like(ax))
+    upper, current = _C.zeros_like(xs), _C.full_like(xs, 1e-30)
+    norm, order1 = _C.zeros_like(xs), _C.zeros_like(xs)
+    for n in range(_MILLER_START, 0, -1):
+        upper, current = current, (2 * n) * current / xs - upper  # current: J_(n-1), unnormalised
+        if n - 1 == 1:
+            order1 = current
+        if n - 1 > 0 and (n - 1) % 2 == 0:
+            norm = norm + 2 * current
+        scale = _C.where(_C.abs(current) > 1e200, _C.full_like(xs, 1e-200), _C.ones_like(xs))
+        current, upper, norm, order1 = current * scale, upper * scale, norm * scale, order1 * scale
+    norm = norm + current
+    recurrence = (current / norm, order1 / norm)
+
+    xl = _C.where(small, _C.full_like(ax, 26.0), ax)
+    c, s = _C.cos(xl), _C.sin(xl)
+    rotations = (((c + s) / _SQRT2, (s - c) / _SQRT2),   # cos, sin of x - pi/4
+                 ((s - c) / _SQRT2, -(s + c) / _SQRT2))  # cos, sin of x - 3pi/4
+    hankel = []
+    for order, (cos_w, sin_w) in enumerate(rotations):
+        term, p, q = _C.ones_like(xl), _C.ones_like(xl), _C.zeros_like(xl)
+        for k in range(1, 28):
+            term = term * ((4 * order * order - (2 * k - 1) ** 2) / (8 * k)) / xl
+            sign = -1.0 if (k // 2) % 2 else 1.0
+            if k % 2 == 0:
+                p = p + sign * term
+            else:
+                q = q + sign * term
+        hankel.append(_C.sqrt(2 / (math.pi * xl)) * (p * cos_w - q * sin_w))
+
+    tiny = ax < 1e-3
+    z = _C.where(tiny, ax, _C.zeros_like(ax))
+    z2 = z * z
+    j0 = _C.where(small, recurrence[0], hankel[0])
+    j1 = _C.where(small, recurrence[1], hankel[1])
+    j0 = _C.where(tiny, 1 - z2 / 4 * (1 - z2 / 16), j0)
+    j1 = _C.where(tiny, z / 2 * (1 - z2 / 8 * (1 - z2 / 24)), j1) * _C.sign(x)
+    return j0, j1
+
+
+def _j1_over_x(x):
+    # J1(x)/x -> 1/2 at 0, where J1' = J0 - J1/x is 1/2.
+    zero = x == 0
+    safe = _C.where(zero, _C.ones_like(x), x)
+    return _C.where(zero, _C.full_like(x, 0.5), bessel_j1(safe) / safe)
+
+
+_J0 = _elementwise("BesselJ0", lambda x: _bessel_j_value(x)[0], lambda x: -bessel_j1(x))
+_J1 = _elementwise("BesselJ1", lambda x: _bessel_j_value(x)[1], lambda x: bessel_j0(x) - _j1_over_x(x))
+
+
+def bessel_j0(input):
+    """The Bessel function of the first kind of order 0."""
+    return _J0.apply(_input("bessel_j0", input))
+
+
+def bessel_j1(input):
+    """The Bessel function of the first kind of order 1."""
+    return _J1.apply(_input("bessel_j1", input))

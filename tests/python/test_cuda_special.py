@@ -17,6 +17,7 @@ FUNCTIONS = [
     ("sinc", es.sinc, X), ("entr", es.entr, POS), ("expit", es.expit, X),
     ("xlog1py", lambda t: es.xlog1py(t, t * t), X), ("zeta", lambda t: es.zeta(2.5, t), POS),
     ("polygamma2", lambda t: es.polygamma(2, t), POS), ("multigammaln", lambda t: es.multigammaln(t, 2), POS + 1),
+    ("bessel_j0", es.bessel_j0, X * 4), ("bessel_j1", es.bessel_j1, X * 4),
 ]
 
 
