@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <ember/autograd/anomaly_mode.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/node.h>
@@ -223,7 +224,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
         const auto& info = node->outputs[i];
         if (!grads[i].defined() && is_floating(info.dtype)) grads[i] = zeros(info.shape, info.dtype, info.device);
       }
-      input_grads = node->apply(grads);
+      input_grads = anomaly_enabled() ? anomaly_checked_apply(*node, grads) : node->apply(grads);
       if (!retain_graph) node->release();
     }
     for (size_t i = 0; i < node->next_edges.size(); ++i) {

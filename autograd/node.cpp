@@ -3,6 +3,7 @@
 #include <atomic>
 #include <limits>
 
+#include <ember/autograd/anomaly_mode.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
 #include <ember/autograd/sequence.h>
@@ -215,6 +216,7 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
     for (const auto& o : outputs) is_output = is_output || (s.defined() && s.is_same(o));
     node->saved.emplace_back(s, is_output);
   }
+  if (anomaly_enabled()) anomaly_remember(node);
 }
 
 namespace {

@@ -5,8 +5,49 @@
 
 #include <ember/core/error.h>
 #include <ember/cuda/format.h>
+#include <ember/cuda/memory_fraction.h>
 
 namespace ember::cuda {
+
+namespace {
+
+// Each allocator's memory fraction (see memory_fraction.h), by allocator.
+struct FractionCap {
+  double fraction = 1.0;
+  size_t limit = 0;
+};
+
+struct FractionCaps {
+  std::mutex mutex;
+  std::unordered_map<const CachingAllocator*, FractionCap> caps;
+};
+
+FractionCaps& fraction_caps() {
+  static FractionCaps* caps = new FractionCaps();  // never destroyed: allocators may outlive static teardown
+  return *caps;
+}
+
+// The allocator's cap, or {1.0, 0} when none is set.
+FractionCap cap_of(const CachingAllocator* allocator) {
+  FractionCaps& c = fraction_caps();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.caps.find(allocator);
+  return it == c.caps.end() ? FractionCap{} : it->second;
+}
+
+}  // namespace
+
+void set_allocator_memory_fraction(CachingAllocator& allocator, double fraction, size_t total_bytes) {
+  EMBER_CHECK(fraction >= 0.0 && fraction <= 1.0, ValueError, "set_per_process_memory_fraction: invalid fraction ",
+              fraction, "; it must be within [0, 1]");
+  FractionCaps& c = fraction_caps();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.caps[&allocator] = FractionCap{fraction, static_cast<size_t>(fraction * static_cast<double>(total_bytes))};
+}
+
+double allocator_memory_fraction(const CachingAllocator& allocator) { return cap_of(&allocator).fraction; }
+
+size_t allocator_memory_limit(const CachingAllocator& allocator) { return cap_of(&allocator).limit; }
 
 // A piece of a segment. Blocks of one segment form a list in address order
 // (prev/next), so a freed block can find and absorb free neighbours.
@@ -45,6 +86,11 @@ CachingAllocator::CachingAllocator(std::unique_ptr<AllocatorBackend> backend, in
       large_(new Pool{"large", false, {}}) {}
 
 CachingAllocator::~CachingAllocator() {
+  {
+    FractionCaps& c = fraction_caps();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.caps.erase(this);
+  }
   try {
     wait_pending();
     release_cached();
@@ -102,6 +148,23 @@ CachingAllocator::Block* CachingAllocator::find_free(Pool& pool, size_t size, St
 CachingAllocator::Block* CachingAllocator::new_segment(Pool& pool, size_t size, StreamId stream,
                                                        size_t requested) {
   const size_t seg = segment_size(size);
+  const FractionCap cap = cap_of(this);
+  if (cap.fraction < 1.0 && stats_.reserved + seg > cap.limit) {
+    // Over the process's share: cached segments may make room.
+    stats_.cache_flushes += 1;
+    wait_pending();
+    release_cached();
+    if (stats_.reserved + seg > cap.limit) {
+      stats_.ooms += 1;
+      throw OutOfMemoryError(str(
+          "CUDA out of memory on cuda:", device_, ": tried to allocate ", format_bytes(requested),
+          seg > size ? str(" (as part of a new ", format_bytes(seg), " segment)") : std::string(),
+          ", but this process may use only ", format_bytes(cap.limit), " of the device (memory fraction ",
+          cap.fraction, " set by ember.cuda.set_per_process_memory_fraction), and ember already reserves ",
+          format_bytes(stats_.reserved), " (", format_bytes(stats_.allocated),
+          " allocated by tensors). Raise the fraction, or use a smaller batch size or model."));
+    }
+  }
   void* p = backend_->raw_alloc(seg);
   if (!p) {
     // Cached blocks of other sizes or streams may be what stands in the way.

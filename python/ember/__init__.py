@@ -45,6 +45,9 @@ from ember import amp  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
 from ember import func  # noqa: E402,F401  (functional_call)
 from ember import distributed  # noqa: E402,F401  (ember.distributed.is_initialized() after `import ember`, as torch)
+from ember import testing  # noqa: E402,F401
+from ember import special  # noqa: E402,F401
+from ember import random  # noqa: E402,F401
 from ember._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember._determinism import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, ...)

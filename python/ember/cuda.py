@@ -363,3 +363,150 @@ def mem_get_info(device=None):
 from ember.amp import _cuda_compat as amp  # noqa: E402
 
 _sys.modules[__name__ + ".amp"] = amp
+
+
+# ---- extras scripts use: capability checks, initialization, deprecated
+# memory names, nested stats, the per-process memory fraction, NVTX.
+
+__all__ += ["is_bf16_supported", "is_tf32_supported", "init", "is_initialized", "ipc_collect", "memory_cached",
+            "max_memory_cached", "reset_max_memory_cached", "memory_stats_as_nested_dict",
+            "reset_accumulated_memory_stats", "set_per_process_memory_fraction",
+            "get_per_process_memory_fraction", "nvtx"]
+
+_initialized = False
+
+
+def is_bf16_supported(including_emulation=True):
+    """True when the current GPU computes in bfloat16 natively (compute
+    capability 8.0 or newer); False without a usable GPU. ember does not
+    emulate bfloat16 on older GPUs, so including_emulation changes nothing."""
+    if not _cuda.is_available():
+        return False
+    return get_device_capability()[0] >= 8
+
+
+def is_tf32_supported():
+    """True when the current GPU has TF32 tensor cores (compute capability 8.0 or newer)."""
+    if not _cuda.is_available():
+        return False
+    return get_device_capability()[0] >= 8
+
+
+def init():
+    """Initializes the current GPU now instead of at its first use (raises
+    RuntimeError without a usable GPU)."""
+    global _initialized
+    _require()
+    _cuda.synchronize(-1)  # creates the device's context
+    _initialized = True
+
+
+def is_initialized():
+    """Whether init() ran or a GPU's memory has been used (ember creates a
+    device's context at its first use)."""
+    if _initialized:
+        return True
+    return _cuda.is_available() and any(dict(_cuda.memory_stats(i))["num_device_alloc"] > 0
+                                        for i in range(_cuda.device_count()))
+
+
+def ipc_collect():
+    """No-op: ember does not share GPU memory between processes (CUDA IPC),
+    so there is nothing to collect."""
+
+
+def memory_cached(device=None):
+    """Deprecated: memory_reserved()."""
+    warnings.warn("ember.cuda.memory_cached has been renamed to ember.cuda.memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated: max_memory_reserved()."""
+    warnings.warn("ember.cuda.max_memory_cached has been renamed to ember.cuda.max_memory_reserved",
+                  FutureWarning, stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Deprecated: reset_peak_memory_stats()."""
+    warnings.warn("ember.cuda.reset_max_memory_cached now calls ember.cuda.reset_peak_memory_stats, which resets "
+                  "all peak memory stats.", FutureWarning, stacklevel=2)
+    reset_peak_memory_stats(device)
+
+
+# Counters that only grow; reset_accumulated_memory_stats() makes them count
+# from the call on (a baseline per device, subtracted by memory_stats()).
+_ACCUMULATED = ("num_device_alloc", "num_device_free", "num_cache_flushes", "num_alloc_retries", "num_ooms")
+_accumulated_baseline = {}
+
+_raw_memory_stats = memory_stats
+
+
+def memory_stats(device=None):  # noqa: F811  (the counters above, from their last reset)
+    """The allocator's counters of a device, as a dict: ember's own names
+    and torch's dotted ones (allocated_bytes.all.current, ...)."""
+    stats = _raw_memory_stats(device)
+    baseline = _accumulated_baseline.get(_stats_key(device))
+    if stats and baseline:
+        for key in _ACCUMULATED:
+            if key in stats:
+                stats[key] -= baseline.get(key, 0)
+    return stats
+
+
+def _stats_key(device):
+    index = _index(device)
+    if index < 0 and _cuda.is_available():
+        index = _cuda.current_device()
+    return index
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Restarts the counters that only grow (cudaMalloc/cudaFree calls, cache
+    flushes, out-of-memory errors) from 0."""
+    raw = _raw_memory_stats(device)
+    if raw:
+        _accumulated_baseline[_stats_key(device)] = {k: raw[k] for k in _ACCUMULATED if k in raw}
+
+
+def memory_stats_as_nested_dict(device=None):
+    """memory_stats() with torch's dotted keys nested: stats["allocated_bytes"]["all"]["current"]."""
+    nested = {}
+    flat = memory_stats(device)
+    for key, value in flat.items():
+        if "." not in key:
+            continue
+        parts = key.split(".")
+        node = nested
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    for key, value in flat.items():
+        if "." not in key and key not in nested:
+            nested[key] = value
+    return nested
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps what ember's caching allocator may reserve on a device at
+    fraction * its total memory; allocations beyond raise OutOfMemoryError
+    naming the fraction (after the allocator released its cache)."""
+    if not isinstance(fraction, float):
+        raise TypeError("set_per_process_memory_fraction: invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"set_per_process_memory_fraction: invalid fraction value: {fraction}. Allowed range: 0~1")
+    _require()
+    _cuda.set_per_process_memory_fraction(fraction, _index(device))
+
+
+def get_per_process_memory_fraction(device=None):
+    """The fraction set by set_per_process_memory_fraction (1.0 when none was)."""
+    _require()
+    return _cuda.get_per_process_memory_fraction(_index(device))
+
+
+from ember import _cuda_nvtx as nvtx  # noqa: E402
+
+_sys.modules[__name__ + ".nvtx"] = nvtx

@@ -9,6 +9,8 @@
 
 namespace ember::python {
 
+void init_anomaly(py::module_& m);  // anomaly.cpp
+
 namespace {
 std::vector<Tensor> tensor_list(py::handle obj) {
   std::vector<Tensor> out;
@@ -100,6 +102,7 @@ py::tuple graph_inputs(const std::vector<Tensor>& outputs, const std::vector<Ten
 }  // namespace
 
 void init_autograd(py::module_& m) {
+  init_anomaly(m);
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
       .def("name", &autograd::Node::name)
       .def_property_readonly("next_functions", [](const autograd::Node& n) {

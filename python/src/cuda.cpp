@@ -10,6 +10,8 @@
 
 namespace ember::python {
 
+void init_cuda_extras(py::module_& c);  // cuda_extras.cpp
+
 namespace {
 
 py::dict stats_dict(const cuda::AllocatorStats& s) {
@@ -81,6 +83,7 @@ void init_cuda(py::module_& m) {
   c.def("reset_peak_memory_stats", &cuda::reset_peak_memory_stats, py::arg("index") = -1);
   c.def("empty_cache", &cuda::empty_cache);
   c.def("memory_summary", &cuda::memory_summary, py::arg("index") = -1);
+  init_cuda_extras(c);
   c.def("mem_get_info", [](int i) {
     const auto info = cuda::mem_get_info(i);
     return py::make_tuple(info.free, info.total);

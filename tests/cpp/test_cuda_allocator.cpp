@@ -11,6 +11,7 @@
 #include <ember/cuda/arch_list.h>
 #include <ember/cuda/caching_allocator.h>
 #include <ember/cuda/format.h>
+#include <ember/cuda/memory_fraction.h>
 #include <ember/cuda/staged_copy.h>
 
 #include "util.h"
@@ -558,4 +559,63 @@ TEST_CASE("staged copy: 0-d and empty tensors", "[cuda_copy]") {
   FakeMemcpy mem2;
   staged_copy(dev_empty, empty({0, 3}), mem2);
   REQUIRE(mem2.to_device_calls + mem2.to_host_calls + mem2.on_device_calls == 0);
+}
+
+TEST_CASE("allocator: a memory fraction caps what it reserves, after flushing its cache", "[cuda_allocator]") {
+  FakeDevice dev{100 * MiB};
+  auto alloc = make(dev);
+  REQUIRE(allocator_memory_fraction(alloc) == 1.0);
+  set_allocator_memory_fraction(alloc, 0.25, 100 * MiB);  // 25 MiB for this process
+  REQUIRE(allocator_memory_fraction(alloc) == 0.25);
+  REQUIRE(allocator_memory_limit(alloc) == 25 * MiB);
+  void* a = alloc.allocate(12 * MiB);  // a 12 MiB segment of its own
+  void* b = alloc.allocate(12 * MiB);  // 24 MiB reserved: still within the cap
+  require_throws<OutOfMemoryError>([&] { alloc.allocate(4 * MiB); }, "memory fraction 0.25");
+  try {
+    alloc.allocate(4 * MiB);
+  } catch (const OutOfMemoryError& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    REQUIRE(msg.find("tried to allocate 4.00 MiB (as part of a new 20.00 MiB segment)") != std::string::npos);
+    REQUIRE(msg.find("may use only 25.00 MiB") != std::string::npos);
+    REQUIRE(msg.find("set_per_process_memory_fraction") != std::string::npos);
+  }
+  // The device itself had room: only the cap refused.
+  REQUIRE(dev.used == 24 * MiB);
+  REQUIRE(alloc.stats().ooms == 2);
+  // Freed blocks are cached; the cap flushes them to make room.
+  alloc.free(a);
+  alloc.free(b);
+  void* c = alloc.allocate(20 * MiB);
+  REQUIRE(c != nullptr);
+  REQUIRE(alloc.stats().reserved == 20 * MiB);
+  REQUIRE(dev.used == 20 * MiB);
+  alloc.free(c);
+  // Raising the fraction lifts the cap; 0 refuses everything.
+  set_allocator_memory_fraction(alloc, 1.0, 100 * MiB);
+  void* big = alloc.allocate(60 * MiB);
+  REQUIRE(big != nullptr);
+  alloc.free(big);
+  alloc.empty_cache();
+  set_allocator_memory_fraction(alloc, 0.0, 100 * MiB);
+  require_throws<OutOfMemoryError>([&] { alloc.allocate(1); }, "may use only 0 bytes");
+  require_throws<ValueError>([&] { set_allocator_memory_fraction(alloc, 1.5, 100 * MiB); },
+                             "set_per_process_memory_fraction: invalid fraction 1.5");
+  require_throws<ValueError>([&] { set_allocator_memory_fraction(alloc, -0.1, 100 * MiB); }, "within [0, 1]");
+}
+
+TEST_CASE("allocator: a memory fraction belongs to one allocator", "[cuda_allocator]") {
+  FakeDevice dev{100 * MiB};
+  auto capped = make(dev);
+  set_allocator_memory_fraction(capped, 0.1, 100 * MiB);
+  {
+    auto other = make(dev);
+    REQUIRE(allocator_memory_fraction(other) == 1.0);
+    void* p = other.allocate(30 * MiB);
+    other.free(p);
+  }
+  REQUIRE(allocator_memory_fraction(capped) == 0.1);
+  // A new allocator (possibly at the same address) starts uncapped.
+  auto fresh = make(dev);
+  REQUIRE(allocator_memory_fraction(fresh) == 1.0);
 }

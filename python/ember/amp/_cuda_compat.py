@@ -3,7 +3,7 @@ import warnings
 
 from ember.amp import autocast_mode, grad_scaler
 
-__all__ = ["autocast", "GradScaler"]
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
 class autocast(autocast_mode.autocast):
@@ -26,3 +26,21 @@ class GradScaler(grad_scaler.GradScaler):
                       "Please use `ember.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    """ember.cuda.amp.custom_fwd(args...) is ember.amp.custom_fwd(args..., device_type="cuda")."""
+    from ember.amp.custom_ops import custom_fwd as _custom_fwd
+    warnings.warn("`ember.cuda.amp.custom_fwd(args...)` is deprecated. "
+                  "Please use `ember.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
+    return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd):
+    """ember.cuda.amp.custom_bwd(bwd) is ember.amp.custom_bwd(bwd, device_type="cuda")."""
+    from ember.amp.custom_ops import custom_bwd as _custom_bwd
+    warnings.warn("`ember.cuda.amp.custom_bwd(args...)` is deprecated. "
+                  "Please use `ember.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
+    return _custom_bwd(bwd, device_type="cuda")

@@ -4,6 +4,11 @@ import numpy as np
 from ember import _C
 from ember.autograd import function  # noqa: F401
 from ember.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from ember.autograd.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                                         is_anomaly_enabled, set_detect_anomaly)
+from ember.autograd.variable import Variable  # noqa: F401
+from ember.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from ember import grad_mode  # noqa: F401,E402  (torch.autograd.grad_mode)
 
 
 def _as_list(x):
@@ -168,6 +173,33 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                 raise GradcheckError(msg)
             return False
     return True
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True):
+    """Checks second derivatives: gradcheck of the function that maps
+    (inputs, grad_outputs) to the gradients of fn's outputs with respect to
+    the inputs, computed with create_graph=True. Random float64 grad_outputs
+    are drawn when none are given."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    outputs = _outputs(fn, inputs)
+    if grad_outputs is None:
+        grad_outputs = [_C.randn(tuple(o.shape), dtype=o.dtype, device=o.device).requires_grad_(True)
+                        for o in outputs if o.requires_grad]
+    else:
+        grad_outputs = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [grad_outputs]
+    diff_index = [i for i, x in enumerate(inputs) if isinstance(x, _C.Tensor) and x.requires_grad]
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        xs, gs = args[:n], list(args[n:])
+        outs = [o for o in _outputs(fn, xs) if o.requires_grad]
+        wrt = [xs[i] for i in diff_index]
+        grads = grad(outs, wrt, gs, create_graph=True, allow_unused=True)
+        return tuple(g if g is not None else _C.zeros_like(w) for g, w in zip(grads, wrt))
+
+    return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
 
 
 from ember.autograd import functional  # noqa: E402,F401  (needs grad, defined above)
