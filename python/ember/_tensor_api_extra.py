@@ -1,0 +1,198 @@
+"""In-place variants PyTorch has for ember's out-of-place ops (acos_, eq_,
+cumsum_, tril_, ...) and the in-place shape changes (t_, transpose_,
+squeeze_, unsqueeze_, swapdims_), written with ember ops.
+
+An in-place op computes the out-of-place result and copies it into self with
+copy_, so it writes self's own memory (same data_ptr, one version bump), works
+through views and records autograd the way copy_ does. When autograd is
+recording, the op reads a clone of self: the out-of-place op may save its input
+for backward, and copy_ is about to overwrite that input."""
+import ember
+from ember import _C
+
+Tensor = _C.Tensor
+
+# name_ -> the out-of-place Tensor method it writes back (aliases included).
+_INPLACE_OF = {
+    "acos_": "acos", "arccos_": "acos", "acosh_": "acosh", "arccosh_": "acosh",
+    "asin_": "asin", "arcsin_": "asin", "asinh_": "asinh", "arcsinh_": "asinh",
+    "atan_": "atan", "arctan_": "atan", "atanh_": "atanh", "arctanh_": "atanh",
+    "cosh_": "cosh", "sinh_": "sinh", "tan_": "tan",
+    "erfc_": "erfc", "erfinv_": "erfinv", "exp2_": "exp2", "log2_": "log2", "log10_": "log10",
+    "lgamma_": "lgamma", "digamma_": "digamma", "frac_": "frac", "fix_": "fix", "trunc_": "trunc",
+    "sgn_": "sgn", "sinc_": "sinc", "deg2rad_": "deg2rad", "rad2deg_": "rad2deg", "i0_": "i0",
+    "xlogy_": "xlogy", "hypot_": "hypot", "atan2_": "atan2", "arctan2_": "atan2", "copysign_": "copysign",
+    "fmod_": "fmod", "true_divide_": "true_divide", "heaviside_": "heaviside", "gcd_": "gcd", "lcm_": "lcm",
+    "ldexp_": "ldexp", "nextafter_": "nextafter", "renorm_": "renorm", "mvlgamma_": "mvlgamma",
+    "logical_and_": "logical_and", "logical_or_": "logical_or", "logical_xor_": "logical_xor",
+    "logical_not_": "logical_not",
+    "bitwise_and_": "bitwise_and", "bitwise_or_": "bitwise_or", "bitwise_xor_": "bitwise_xor",
+    "bitwise_not_": "bitwise_not",
+    "eq_": "eq", "ne_": "ne", "not_equal_": "ne", "lt_": "lt", "less_": "lt", "le_": "le", "less_equal_": "le",
+    "gt_": "gt", "greater_": "gt", "ge_": "ge", "greater_equal_": "ge",
+    "cumsum_": "cumsum", "cumprod_": "cumprod", "tril_": "tril", "triu_": "triu", "addmm_": "addmm",
+}
+
+
+def _requires_grad(value):
+    return isinstance(value, Tensor) and value.requires_grad
+
+
+def _check_leaf(name, self):
+    if ember.is_grad_enabled() and self.requires_grad and self.is_leaf:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def write_back(name, self, result):
+    """Copies an out-of-place result into self, as torch's in-place ops do:
+    the result must have self's shape and a dtype that casts to self's."""
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    if not ember.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"{name}: result type {result.dtype} can't be cast to the desired output type {self.dtype}")
+    try:
+        self.copy_(result)
+    except RuntimeError as e:  # name the op the user called, not copy_
+        message = str(e)
+        if message.startswith("copy_: "):
+            raise type(e)(f"{name}: {message[len('copy_: '):]}") from None
+        raise
+    return self  # the caller's own object (a Parameter stays one)
+
+
+def inplace(name, compute):
+    """The in-place method `name` writing compute(self, *args, **kwargs) into self."""
+    def method(self, *args, **kwargs):
+        _check_leaf(name, self)
+        recording = ember.is_grad_enabled() and (
+            self.requires_grad or any(map(_requires_grad, args)) or any(map(_requires_grad, kwargs.values())))
+        return write_back(name, self, compute(self.clone() if recording else self, *args, **kwargs))
+    method.__name__ = name
+    method.__doc__ = f"In-place version of {compute.__name__}: writes the result into self and returns self."
+    return method
+
+
+def install_inplace():
+    """Adds every _INPLACE_OF method ember lacks (run after the out-of-place ops exist)."""
+    for name, base in _INPLACE_OF.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, inplace(name, getattr(Tensor, base)))
+
+
+def _float_power_(self, exponent):
+    # torch computes in float64 and refuses to narrow the result back.
+    if self.dtype != ember.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {self.dtype} but the "
+                           f"operation's result requires dtype {ember.float64}")
+    return inplace("float_power_", Tensor.float_power)(self, exponent)
+
+
+def _polygamma_(self, n):
+    return inplace("polygamma_", lambda x, k: ember.polygamma(k, x))(self, n)
+
+
+# ---- in-place shape changes: self's own sizes and strides change, its memory does not
+
+def _bump_version(t):
+    # A write of no elements still counts as a write: tensors saved for backward
+    # with the old geometry are then refused instead of read with the new one.
+    with ember.no_grad():
+        d = t.detach()
+        (d.unsqueeze(0) if d.dim() == 0 else d).narrow(0, 0, 0).fill_(0)
+
+
+def _restride(name, self, view):
+    if self.requires_grad and not self.is_leaf:
+        # The node that made self expects gradients of self's old shape, and
+        # ember has no way to replace it from Python: refuse rather than
+        # compute wrong gradients.
+        raise RuntimeError(f"{name}: ember cannot change the shape in place of a tensor that requires grad and is "
+                           f"not a leaf; use the out-of-place {name[:-1]}() instead")
+    _check_leaf(name, self)
+    self.data = view
+    _bump_version(self)
+    return self
+
+
+def _t_(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t_: expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return _restride("t_", self, self.detach().t())
+
+
+def _transpose_(self, dim0, dim1):
+    return _restride("transpose_", self, self.detach().transpose(dim0, dim1))
+
+
+def _swapdims_(self, dim0, dim1):
+    return _restride("swapdims_", self, self.detach().transpose(dim0, dim1))
+
+
+def _swapaxes_(self, axis0, axis1):
+    return _restride("swapaxes_", self, self.detach().transpose(axis0, axis1))
+
+
+def _squeeze_(self, dim=None):
+    d = self.detach()
+    if dim is None:
+        view = d.squeeze()
+    elif isinstance(dim, (tuple, list)):
+        view = d.squeeze(tuple(dim))
+    else:
+        view = d.squeeze(dim)
+    return _restride("squeeze_", self, view)
+
+
+def _unsqueeze_(self, dim):
+    return _restride("unsqueeze_", self, self.detach().unsqueeze(dim))
+
+
+def install_shape_inplace():
+    Tensor.t_ = _t_
+    Tensor.transpose_ = _transpose_
+    Tensor.swapdims_ = _swapdims_
+    Tensor.swapaxes_ = _swapaxes_
+    Tensor.squeeze_ = _squeeze_
+    Tensor.unsqueeze_ = _unsqueeze_
+    Tensor.float_power_ = _float_power_
+    Tensor.polygamma_ = _polygamma_
+
+
+# ---- top-level in-place functions (torch.acos_(x), torch.clamp_(x, 0, 1), ...)
+
+_TOP_LEVEL_INPLACE = (
+    "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
+    "atan_", "atanh_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cosh_", "deg2rad_", "erfc_", "exp2_", "fix_",
+    "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log2_", "nan_to_num_", "rad2deg_", "round_", "sinc_",
+    "sinh_", "tan_", "trunc_", "xlogy_", "zero_", "fill_", "detach_",
+)
+
+
+def _top_level(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = name
+    function.__doc__ = f"ember.{name}(input, ...) is input.{name}(...)."
+    return function
+
+
+def top_level_functions():
+    """{name: function} for the top-level in-place functions ember lacks."""
+    return {name: _top_level(name) for name in _TOP_LEVEL_INPLACE
+            if hasattr(Tensor, name) and not hasattr(ember, name)}
+
+
+def exports():
+    """Installs the methods of this module and its siblings (math, stats,
+    shape) on Tensor and returns the top-level functions ember lacked."""
+    import ember.nn.functional as F
+    from ember import _tensor_api_math, _tensor_api_shape, _tensor_api_stats
+    install_inplace()
+    install_shape_inplace()
+    functions = {}
+    for table in (_tensor_api_math.FUNCTIONS, _tensor_api_stats.FUNCTIONS, _tensor_api_stats.WINDOWS,
+                  _tensor_api_shape.FUNCTIONS, top_level_functions(),
+                  dict(cosine_similarity=F.cosine_similarity, pairwise_distance=F.pairwise_distance)):
+        functions.update({k: v for k, v in table.items() if not hasattr(ember, k)})
+    return functions
