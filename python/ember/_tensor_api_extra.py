@@ -138,7 +138,9 @@ def _squeeze_(self, dim=None):
     if dim is None:
         view = d.squeeze()
     elif isinstance(dim, (tuple, list)):
-        view = d.squeeze(tuple(dim))
+        view = d
+        for i in sorted({k % max(d.dim(), 1) for k in dim}, reverse=True):  # from the back: indices stay valid
+            view = view.squeeze(i)
     else:
         view = d.squeeze(dim)
     return _restride("squeeze_", self, view)
