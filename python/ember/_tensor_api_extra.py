@@ -185,16 +185,32 @@ def top_level_functions():
             if hasattr(Tensor, name) and not hasattr(ember, name)}
 
 
+def _method_aliases():
+    """Top-level forms of Tensor methods: ember.index_fill(x, ...) is x.index_fill(...)."""
+    names = ("index_copy", "index_fill", "masked_scatter", "detach", "is_floating_point", "sum_to_size")
+    aliases = {name: _top_level(name) for name in names}
+
+    def fill(input, value):
+        """A tensor like input filled with value (out of place)."""
+        return input.clone().fill_(value.item() if isinstance(value, Tensor) else value)
+    aliases["fill"] = fill
+    del aliases["sum_to_size"]  # a method only in torch
+    return aliases
+
+
 def exports():
     """Installs the methods of this module and its siblings (math, stats,
     shape) on Tensor and returns the top-level functions ember lacked."""
     import ember.nn.functional as F
-    from ember import _tensor_api_math, _tensor_api_shape, _tensor_api_stats
+    from ember import _tensor_api_math, _tensor_api_more, _tensor_api_shape, _tensor_api_stats
     install_inplace()
     install_shape_inplace()
+    _tensor_api_more.install()
     functions = {}
     for table in (_tensor_api_math.FUNCTIONS, _tensor_api_stats.FUNCTIONS, _tensor_api_stats.WINDOWS,
-                  _tensor_api_shape.FUNCTIONS, top_level_functions(),
-                  dict(cosine_similarity=F.cosine_similarity, pairwise_distance=F.pairwise_distance)):
+                  _tensor_api_shape.FUNCTIONS, _tensor_api_more.FUNCTIONS, top_level_functions(),
+                  dict(cosine_similarity=F.cosine_similarity, pairwise_distance=F.pairwise_distance,
+                       hardshrink=F.hardshrink, prelu=F.prelu),
+                  _method_aliases()):
         functions.update({k: v for k, v in table.items() if not hasattr(ember, k)})
     return functions

@@ -139,3 +139,23 @@ def test_factories_on_cuda():
     assert t.device.type == "cuda" and t.stride() == (1, 2)
     n = ember.ones(1, device="cuda").new_empty_strided((2, 3, 4), (12, 1, 3))
     assert n.device.type == "cuda" and n.stride() == (12, 1, 3)
+
+
+def test_more_methods_on_cuda():
+    a = np.array([1, -8, 5, 2 ** 62, -1])
+    for b in (0, 1, 3, 62, 63, 64, 70):
+        assert_same(*both(lambda t: t << b, a))
+        assert_same(*both(lambda t: t >> b, a))
+    assert_same(*both(lambda t: t.to(ember.uint8) << 3, np.array([1, 200, 5])))
+    assert_same(*both(ember.angle, np.array([-1.0, 0.0, 2.0, NAN, -np.inf])))
+    assert_same(*both(lambda t: t.sum_to_size(1, 4), np.ones((3, 4))))
+    assert_same(*both(lambda t: ember.nonzero_static(t, size=4, fill_value=-1), np.array([[0, 1], [1, 1]])))
+    rng = np.random.default_rng(2)
+    m = np.triu(rng.standard_normal((4, 4))) + 4 * np.eye(4)
+    assert_same(*both(lambda t, b: ember.triangular_solve(b, t, True, True).solution, m, rng.standard_normal((4, 2))))
+    for fill in (lambda t: t.geometric_(0.25), lambda t: t.cauchy_(), lambda t: t.log_normal_()):
+        x = ember.empty(1000, device="cuda")
+        ptr = x.data_ptr()
+        assert fill(x) is x and x.data_ptr() == ptr and bool(ember.isfinite(x).all())
+    with pytest.raises(TypeError, match="apply_ is only implemented on CPU tensors"):
+        ember.ones(2, device="cuda").apply_(lambda v: v)
