@@ -25,7 +25,7 @@ def _shift_operands(op, input, other):
     device = (input if isinstance(input, Tensor) else other).device
     a = input.to(dtype) if isinstance(input, Tensor) else ember.tensor(input, dtype=dtype, device=device)
     b = other.to(dtype) if isinstance(other, Tensor) else ember.tensor(other, dtype=dtype, device=device)
-    bits = 8 * ember.empty(0, dtype=dtype).element_size()
+    bits = ember.iinfo(dtype).bits
     # 2**k for every shift k in range, wrapped to the dtype (2**63 is int64's minimum).
     powers = [((1 << k) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)) if dtype != ember.uint8 else 1 << k
               for k in range(bits)]

@@ -19,10 +19,10 @@ def np_angle(a):
 
 
 CASES = [
-    OpCase("lshift", lambda a: a << ember.tensor(SHIFTS, dtype=a.dtype), lambda a: np.left_shift(a, SHIFTS.astype(a.dtype)),
+    OpCase("lshift", lambda a: a << ember.tensor(SHIFTS, dtype=a.dtype, device=a.device), lambda a: np.left_shift(a, SHIFTS.astype(a.dtype)),
            [[(3, 5)], [(5,)]], dtypes=INTS, grad=False, domain=(-100, 100),
            torch_fn=lambda a: a << torch.from_numpy(SHIFTS).to(a.dtype)),
-    OpCase("rshift", lambda a: ember.bitwise_right_shift(a, ember.tensor(SHIFTS, dtype=a.dtype)),
+    OpCase("rshift", lambda a: ember.bitwise_right_shift(a, ember.tensor(SHIFTS, dtype=a.dtype, device=a.device)),
            lambda a: np.right_shift(a, SHIFTS.astype(a.dtype)), [[(3, 5)], [(5,)]], dtypes=INTS, grad=False,
            domain=(-5000, 5000), torch_fn=lambda a: torch.bitwise_right_shift(a, torch.from_numpy(SHIFTS).to(a.dtype))),
     OpCase("lshift_scalar", lambda a: a.bitwise_left_shift(2), lambda a: np.left_shift(a, 2), [[(3, 4)], [()]],
