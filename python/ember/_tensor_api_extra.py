@@ -102,52 +102,68 @@ def _bump_version(t):
         (d.unsqueeze(0) if d.dim() == 0 else d).narrow(0, 0, 0).fill_(0)
 
 
-def _restride(name, self, view):
-    if self.requires_grad and not self.is_leaf:
-        # The node that made self expects gradients of self's old shape, and
-        # ember has no way to replace it from Python: refuse rather than
-        # compute wrong gradients.
-        raise RuntimeError(f"{name}: ember cannot change the shape in place of a tensor that requires grad and is "
-                           f"not a leaf; use the out-of-place {name[:-1]}() instead")
+def _restride(name, self, make_view):
+    """Gives self the geometry of make_view(self), a view of its own memory."""
     _check_leaf(name, self)
-    self.data = view
-    _bump_version(self)
+    if not self.requires_grad or self.is_leaf:  # a leaf gets here under no_grad only
+        self.data = make_view(self.detach())
+        _bump_version(self)
+        return self
+    if not ember.is_grad_enabled():
+        # self's node expects gradients of the old shape, and nothing records a new one.
+        raise RuntimeError(f"{name}: ember cannot change the shape in place of a non-leaf tensor that requires grad "
+                           f"while grad mode is off; use the out-of-place {name[:-1]}() instead")
+    # Autograd: self becomes a copy of the view of its old self. copy_ writes
+    # the same values back (one version bump) and makes that view's graph
+    # self's history; the old node gets no gradient from self any more.
+    source = make_view(self).clone()
+    old = self.detach()
+    self.data = make_view(old)
+    try:
+        self.copy_(source)
+    except RuntimeError as e:
+        self.data = old  # e.g. a view of a leaf that requires grad: leave self as it was
+        message = str(e)
+        if message.startswith("copy_: "):
+            raise type(e)(f"{name}: {message[len('copy_: '):]}") from None
+        raise
     return self
 
 
 def _t_(self):
     if self.dim() > 2:
         raise RuntimeError(f"t_: expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    return _restride("t_", self, self.detach().t())
+    return _restride("t_", self, lambda t: t.t())
 
 
 def _transpose_(self, dim0, dim1):
-    return _restride("transpose_", self, self.detach().transpose(dim0, dim1))
+    return _restride("transpose_", self, lambda t: t.transpose(dim0, dim1))
 
 
 def _swapdims_(self, dim0, dim1):
-    return _restride("swapdims_", self, self.detach().transpose(dim0, dim1))
+    return _restride("swapdims_", self, lambda t: t.transpose(dim0, dim1))
 
 
 def _swapaxes_(self, axis0, axis1):
-    return _restride("swapaxes_", self, self.detach().transpose(axis0, axis1))
+    return _restride("swapaxes_", self, lambda t: t.transpose(axis0, axis1))
+
+
+def _squeezed(t, dim):
+    if dim is None:
+        return t.squeeze()
+    if isinstance(dim, (tuple, list)):
+        for i in sorted({k % max(t.dim(), 1) for k in dim}, reverse=True):  # from the back: indices stay valid
+            t = t.squeeze(i)
+        return t
+    return t.squeeze(dim)
 
 
 def _squeeze_(self, dim=None):
-    d = self.detach()
-    if dim is None:
-        view = d.squeeze()
-    elif isinstance(dim, (tuple, list)):
-        view = d
-        for i in sorted({k % max(d.dim(), 1) for k in dim}, reverse=True):  # from the back: indices stay valid
-            view = view.squeeze(i)
-    else:
-        view = d.squeeze(dim)
-    return _restride("squeeze_", self, view)
+    return _restride("squeeze_", self, lambda t: _squeezed(t, dim))
 
 
 def _unsqueeze_(self, dim):
-    return _restride("unsqueeze_", self, self.detach().unsqueeze(dim))
+    return _restride("unsqueeze_", self, lambda t: t.unsqueeze(dim))
 
 
 def install_shape_inplace():

@@ -159,3 +159,17 @@ def test_more_methods_on_cuda():
         assert fill(x) is x and x.data_ptr() == ptr and bool(ember.isfinite(x).all())
     with pytest.raises(TypeError, match="apply_ is only implemented on CPU tensors"):
         ember.ones(2, device="cuda").apply_(lambda v: v)
+
+
+def test_shape_changing_inplace_gradients_on_cuda():
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = ember.tensor(np.arange(12.0).reshape(3, 4) / 10).to(device).requires_grad_()
+        y = x * 2
+        y.t_()
+        v = (x * 3)[1:]
+        v.unsqueeze_(0).transpose_(0, 2)
+        w = ember.arange(12.0, dtype=ember.float64).to(device)
+        ((y * w.reshape(4, 3)).sum() + (v * w[:8].reshape(4, 2, 1)).sum()).backward()
+        grads.append(x.grad.cpu().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

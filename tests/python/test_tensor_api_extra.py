@@ -309,8 +309,39 @@ def test_shape_changing_inplace_ops():
     assert leaf.shape == (3, 2)
     (leaf * 2).sum().backward()
     assert leaf.grad.shape == (3, 2)
-    with pytest.raises(RuntimeError, match="unsqueeze_: ember cannot change the shape in place of a tensor that requires"):
-        (leaf * 2).unsqueeze_(0)
+    with pytest.raises(RuntimeError, match="unsqueeze_: ember cannot change the shape in place of a non-leaf tensor"):
+        doubled = leaf * 2
+        with ember.no_grad():
+            doubled.unsqueeze_(0)
+    view = leaf[1:]
+    with pytest.raises(RuntimeError, match="t_: a view of a leaf Variable that requires grad"):
+        view.t_()
+    assert view.shape == (2, 2)  # left as it was
+
+
+def test_shape_changing_inplace_ops_record_autograd():
+    a = RNG.standard_normal((3, 4))
+    w = np.arange(12.0).reshape(4, 3)
+    x = make(a, requires_grad=True)
+    y = x * 2
+    assert y.t_() is y and y.shape == (4, 3) and y.grad_fn is not None
+    b = x * 3
+    v = b[1:]  # a view of a non-leaf: the write-back goes through b
+    v.unsqueeze_(0).squeeze_(0).transpose_(0, 1)
+    assert v.shape == (4, 2) and b._version == 3
+    ((y * make(w)).sum() + (v * make(w[:, :2])).sum() + (b * b).sum()).backward()
+    expected = 2 * w.T + 18 * a
+    expected[1:] += 3 * w[:, :2].T
+    assert_close(x.grad, expected, 1e-12, 1e-12)
+
+    def fn(t):
+        y = t * 1
+        y[1:].t_()  # the view is reshaped, y keeps its shape
+        z = y[1:]
+        z.t_()
+        z.unsqueeze_(-1).swapdims_(0, 2).swapaxes_(1, 2)
+        return z * ember.arange(8.0, dtype=t.dtype).reshape(1, 4, 2)
+    assert ember.autograd.gradcheck(fn, [make(a, requires_grad=True)])
 
 
 def test_shape_change_invalidates_saved_tensors():
