@@ -218,7 +218,7 @@ def exports():
     """Installs the methods of this module and its siblings (math, stats,
     shape) on Tensor and returns the top-level functions ember lacked."""
     import ember.nn.functional as F
-    from ember import _tensor_api_math, _tensor_api_more, _tensor_api_shape, _tensor_api_stats
+    from ember import _tensor_api_functions, _tensor_api_math, _tensor_api_more, _tensor_api_shape, _tensor_api_stats
     install_inplace()
     install_shape_inplace()
     _tensor_api_more.install()
@@ -227,6 +227,6 @@ def exports():
                   _tensor_api_shape.FUNCTIONS, _tensor_api_more.FUNCTIONS, top_level_functions(),
                   dict(cosine_similarity=F.cosine_similarity, pairwise_distance=F.pairwise_distance,
                        hardshrink=F.hardshrink, prelu=F.prelu),
-                  _method_aliases()):
+                  _method_aliases(), _tensor_api_functions.functions()):
         functions.update({k: v for k, v in table.items() if not hasattr(ember, k)})
     return functions

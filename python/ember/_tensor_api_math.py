@@ -38,6 +38,15 @@ def _promoted(op, a, b):
     return a.to(dtype), b.to(dtype), dtype
 
 
+def wrap_dim(op, dim, ndim):
+    """dim as an index in [0, ndim) (a 0-d tensor counts as 1-D); IndexError when out of range."""
+    ndim = max(ndim, 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                         f"but got {dim})")
+    return dim % ndim
+
+
 def _return_type(name, fields):
     existing = getattr(_C.return_types, name, None)
     if existing is not None:
@@ -291,7 +300,7 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if input.dim() < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
-    d = dim % input.dim()
+    d = wrap_dim("renorm", dim, input.dim())
     others = tuple(i for i in range(input.dim()) if i != d)
     norms = ember.norm(input, float(p), others, True)
     factor = ember.where(norms > maxnorm, maxnorm / (norms + 1e-7), ember.ones_like(norms))

@@ -13,6 +13,7 @@ import itertools
 import ember
 from ember import _C
 from ember._tensor_api_extra import _check_leaf, write_back
+from ember._tensor_api_math import wrap_dim
 
 Tensor = _C.Tensor
 
@@ -103,7 +104,7 @@ def _check_index_reduce(self, dim, index, source, reduce):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {got}")
     if index.dim() > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, got {index.dim()}-D")
-    d = dim % max(self.dim(), 1)
+    d = wrap_dim("index_reduce_", dim, self.dim())
     src = source if source.dim() else source.reshape(1)
     if src.dim() != max(self.dim(), 1) or index.numel() != src.shape[d]:
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "

@@ -5,7 +5,7 @@ import math
 
 import ember
 from ember import _C
-from ember._tensor_api_math import _floating, _return_type
+from ember._tensor_api_math import _floating, _return_type, wrap_dim
 
 Tensor = _C.Tensor
 
@@ -98,7 +98,7 @@ def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim (the smallest one on a tie) and the
     index of its last occurrence, as torch gives them."""
     x = input if input.dim() else input.reshape(1)
-    d = dim % x.dim()
+    d = wrap_dim("mode", dim, x.dim())
     _check_dim_size("mode", x, d)
     xt = x.transpose(d, -1) if d != x.dim() - 1 else x
     s, order = ember.sort(xt.detach(), dim=-1, stable=True)

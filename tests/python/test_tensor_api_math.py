@@ -305,3 +305,12 @@ def test_top_level_nn_aliases():
     assert_close(ember.cosine_similarity(a, b), ember.nn.functional.cosine_similarity(a, b))
     assert_close(ember.pairwise_distance(a, b), ember.nn.functional.pairwise_distance(a, b))
     assert_close(ember.polygamma(1, a), a.polygamma(1))
+
+
+def test_dims_out_of_range_raise_index_error():
+    with pytest.raises(IndexError, match="renorm: Dimension out of range"):
+        ember.renorm(ember.ones(2, 3), 2, 5, 1.0)
+    with pytest.raises(IndexError, match="mode: Dimension out of range"):
+        ember.mode(ember.ones(3), 2)
+    with pytest.raises(IndexError, match="index_reduce_: Dimension out of range"):
+        ember.ones(3).index_reduce(1, ember.tensor([0]), ember.ones(1), "prod")
