@@ -46,6 +46,10 @@ def _check_leaf(name, self):
 def write_back(name, self, result):
     """Copies an out-of-place result into self, as torch's in-place ops do:
     the result must have self's shape and a dtype that casts to self's."""
+    if any(stride == 0 and size > 1 for size, stride in zip(self.shape, self.stride())):
+        raise RuntimeError(f"{name}: unsupported operation: more than one element of the written-to tensor refers "
+                           f"to a single memory location (shape {list(self.shape)} is expanded). Please clone() "
+                           f"the tensor first.")
     if tuple(result.shape) != tuple(self.shape):
         raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
@@ -183,7 +187,8 @@ _TOP_LEVEL_INPLACE = (
     "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
     "atan_", "atanh_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cosh_", "deg2rad_", "erfc_", "exp2_", "fix_",
     "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log2_", "nan_to_num_", "rad2deg_", "round_", "sinc_",
-    "sinh_", "tan_", "trunc_", "xlogy_", "zero_", "fill_", "detach_",
+    "sinh_", "tan_", "trunc_", "xlogy_", "zero_", "fill_", "detach_", "addmv_", "logit_", "index_put_",
+    "conj_physical_",
 )
 
 

@@ -194,6 +194,16 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 # ---- torch's top-level names for nn.functional operations
 
+def _in_place(fn):
+    """fn's in-place nn.functional call, returning the caller's tensor itself."""
+    def function(input, *args, **kwargs):
+        result = fn(input, *args, **kwargs)
+        if result is not input:
+            input.copy_(result)
+        return input
+    return function
+
+
 def _nn_aliases():
     F = ember.nn.functional
     aliases = dict(
@@ -215,10 +225,20 @@ def _nn_aliases():
         bilinear=lambda input1, input2, weight, bias=None: F.bilinear(input1, input2, weight, bias),
         is_inference=lambda input: input.is_inference(),
     )
+    aliases.update(
+        dropout_=_in_place(lambda input, p, train: F.dropout(input, p, train, True)),
+        alpha_dropout_=_in_place(lambda input, p, train: F.alpha_dropout(input, p, train, True)),
+        feature_alpha_dropout_=_in_place(lambda input, p, train: F.feature_alpha_dropout(input, p, train, True)),
+        celu_=_in_place(lambda input, alpha=1.0: F.celu(input, alpha, True)),
+        selu_=_in_place(lambda input: F.selu(input, True)),
+        threshold_=_in_place(lambda input, threshold, value: F.threshold(input, threshold, value, True)),
+        rrelu_=_in_place(lambda input, lower=0.125, upper=1.0 / 3, training=False, generator=None:
+                         F.rrelu(input, lower, upper, training, True)),
+    )
     for name, fn in aliases.items():
         fn.__name__ = name
-        fn.__doc__ = f"torch.{name}: see ember.nn.functional.{name}." if hasattr(F, name) else None
-    return {k: v for k, v in aliases.items() if k == "is_inference" or hasattr(F, k)}
+        fn.__doc__ = f"torch.{name}: see ember.nn.functional.{name.rstrip('_')}."
+    return {k: v for k, v in aliases.items() if k == "is_inference" or hasattr(F, k.rstrip("_"))}
 
 
 def functions():

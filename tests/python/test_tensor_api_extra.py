@@ -493,3 +493,14 @@ def test_torch_surface_is_covered():
     for name in ("broadcast_to", "argwhere", "take", "put", "combinations", "cartesian_prod", "kaiser_window",
                  "chain_matmul", "empty_strided", "cosine_similarity", "pairwise_distance", "clamp_", "acos_"):
         assert hasattr(ember, name), name
+
+
+def test_inplace_refuses_expanded_targets():
+    with pytest.raises(RuntimeError, match="acos_: unsupported operation: more than one element of the written-to "
+                                           "tensor refers to a single memory location"):
+        ember.ones(1).expand(3).acos_()
+    with pytest.raises(RuntimeError, match="eq_: unsupported operation"):
+        ember.zeros(2, 1).expand(2, 3).eq_(0)
+    ember.ones(1).expand(1).acos_()  # a broadcast dim of size 1 holds one element: fine
+    e = ember.ones(1).expand(3)
+    e.t_()  # metadata only: allowed, as in torch

@@ -137,3 +137,16 @@ def test_top_level_nn_names():
         t = torch.from_numpy(a.numpy())
         assert_close(ember.layer_norm(a, (3,)), torch.layer_norm(t, (3,)).numpy(), 1e-5, 1e-5)
         assert_close(ember.pdist(a), torch.pdist(t).numpy(), 1e-5, 1e-5)
+
+
+def test_top_level_nn_inplace_names_return_their_input():
+    x = ember.tensor([-1.0, 0.5, 2.0])
+    assert ember.threshold_(x, 0.0, 5.0) is x and x.tolist() == [5.0, 0.5, 2.0]
+    assert ember.selu_(x) is x and ember.celu_(x, 0.5) is x and ember.rrelu_(x) is x
+    assert ember.dropout_(x, 0.5, False) is x and ember.alpha_dropout_(x, 0.5, False) is x
+    y = ember.ones(2000)
+    ember.dropout_(y, 0.5, True)
+    kept = float((y != 0).sum())
+    assert 800 < kept < 1200 and set(y.unique().tolist()) <= {0.0, 2.0}
+    z = ember.tensor([0.2, 0.5])
+    assert ember.logit_(z) is z and abs(z[1].item()) < 1e-7
