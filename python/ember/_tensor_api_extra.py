@@ -89,11 +89,15 @@ def _float_power_(self, exponent):
     if self.dtype != ember.float64:
         raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {self.dtype} but the "
                            f"operation's result requires dtype {ember.float64}")
-    return inplace("float_power_", Tensor.float_power)(self, exponent)
+    return _float_power_into(self, exponent)
 
 
-def _polygamma_(self, n):
-    return inplace("polygamma_", lambda x, k: ember.polygamma(k, x))(self, n)
+def _polygamma_of(x, n):
+    return ember.polygamma(n, x)
+
+
+_float_power_into = inplace("float_power_", lambda x, exponent: x.float_power(exponent))
+_polygamma_ = inplace("polygamma_", _polygamma_of)
 
 
 # ---- in-place shape changes: self's own sizes and strides change, its memory does not

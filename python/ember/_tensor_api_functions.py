@@ -77,7 +77,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along dim (one element fewer than y there)."""
     y = _floating(y)
     if y.dim() == 0:
-        raise IndexError(f"cumulative_trapezoid: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+        raise IndexError(f"cumulative_trapezoid: Dimension out of range (expected to be in range of [-1, 0], "
+                         f"but got {dim})")
     d = wrap_dim("cumulative_trapezoid", dim, y.dim())
     n = y.shape[d]
     if n == 0:
@@ -214,7 +215,8 @@ def _nn_aliases():
             F.layer_norm(input, normalized_shape, weight, bias, eps),
         group_norm=lambda input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True:
             F.group_norm(input, num_groups, weight, bias, eps),
-        rms_norm=lambda input, normalized_shape, weight=None, eps=None: F.rms_norm(input, normalized_shape, weight, eps),
+        rms_norm=lambda input, normalized_shape, weight=None, eps=None:
+            F.rms_norm(input, normalized_shape, weight, eps),
         pdist=lambda input, p=2: F.pdist(input, p),
         pixel_shuffle=lambda input, upscale_factor: F.pixel_shuffle(input, upscale_factor),
         pixel_unshuffle=lambda input, downscale_factor: F.pixel_unshuffle(input, downscale_factor),

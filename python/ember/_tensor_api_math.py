@@ -17,7 +17,8 @@ _INT_DTYPES = None
 def _int_dtypes():
     global _INT_DTYPES
     if _INT_DTYPES is None:
-        _INT_DTYPES = tuple(getattr(ember, n) for n in ("uint8", "int8", "int16", "int32", "int64") if hasattr(ember, n))
+        names = ("uint8", "int8", "int16", "int32", "int64")
+        _INT_DTYPES = tuple(getattr(ember, n) for n in names if hasattr(ember, n))
     return _INT_DTYPES
 
 

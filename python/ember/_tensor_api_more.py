@@ -9,7 +9,7 @@ import math
 
 import ember
 from ember import _C
-from ember._tensor_api_extra import _check_leaf, inplace
+from ember._tensor_api_extra import _bump_version, _check_leaf, inplace
 
 Tensor = _C.Tensor
 
@@ -105,6 +105,38 @@ def _sum_to_size(self, *size):
     if keep:
         out = out.sum(keep, keepdim=True)
     return out
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Gives self the shape `sizes`, contiguous, keeping its leading elements
+    (row-major): a smaller contiguous tensor keeps its memory; a larger one
+    gets new memory whose extra elements are uninitialised. A non-contiguous
+    tensor gets new memory holding its first elements in row-major order
+    (torch reinterprets its raw storage instead). The same shape changes nothing."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if self.requires_grad:
+        raise RuntimeError("resize_: cannot resize variables that require grad")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"resize_: Trying to create tensor with negative dimension: {list(sizes)}")
+    if sizes == tuple(self.shape):
+        return self
+    n = math.prod(sizes)
+    old = self.detach()
+    if old.is_contiguous() and n <= old.numel():
+        self.data = old.reshape(-1)[:n].view(*sizes)
+    else:
+        new = ember.empty(sizes, dtype=self.dtype, device=self.device)
+        keep = min(n, old.numel())
+        new.view(-1)[:keep].copy_(old.reshape(-1)[:keep])
+        self.data = new
+    _bump_version(self)
+    return self
+
+
+def _resize_as_(self, the_template, memory_format=None):
+    return _resize_(self, tuple(the_template.shape))
 
 
 def _dim_order(self):
@@ -248,11 +280,13 @@ def _prelu(self, weight):
 
 
 FUNCTIONS = dict(bitwise_left_shift=bitwise_left_shift, bitwise_right_shift=bitwise_right_shift,
-                 nonzero_static=nonzero_static, angle=angle, isreal=isreal, real=_real, svd=svd, lu=lu, lu_solve=lu_solve, triangular_solve=triangular_solve, matrix_exp=matrix_exp)
+                 nonzero_static=nonzero_static, angle=angle, isreal=isreal, real=_real, resize_as_=_resize_as_,
+                 svd=svd, lu=lu, lu_solve=lu_solve, triangular_solve=triangular_solve, matrix_exp=matrix_exp)
 
 
 def install():
-    for name in ("bitwise_left_shift", "bitwise_right_shift", "angle", "isreal", "svd", "lu_solve", "triangular_solve", "matrix_exp"):
+    for name in ("bitwise_left_shift", "bitwise_right_shift", "angle", "isreal", "svd", "lu_solve",
+                 "triangular_solve", "matrix_exp"):
         setattr(Tensor, name, FUNCTIONS[name])
     Tensor.lu = lambda self, pivot=True, get_infos=False: lu(self, pivot, get_infos)
     Tensor.nonzero_static = nonzero_static
@@ -268,6 +302,8 @@ def install():
     Tensor.log_normal_ = _log_normal_
     Tensor.geometric_ = _geometric_
     Tensor.sum_to_size = _sum_to_size
+    Tensor.resize_ = _resize_
+    Tensor.resize_as_ = _resize_as_
     Tensor.dim_order = _dim_order
     Tensor.real = property(_real, doc="The tensor itself (ember's tensors are real).")
     Tensor.imag = property(_imag, doc="Refused, as torch does for real tensors.")

@@ -97,14 +97,16 @@ CASES = [_unary_row(n, *UNARY[n]) for n in UNARY] + [_binary_row(n, BINARY[n]) f
     OpCase("gcd_", lambda a, b: (a * 1).gcd_(b), np.gcd, [[(3, 4), (4,)]], dtypes=(np.int64,), grad=False,
            domain=(-20, 20)),
     OpCase("broadcast_to", lambda a: ember.broadcast_to(a, (2, 3, 4)), lambda a: np.broadcast_to(a, (2, 3, 4)),
-           [[(3, 4)], [(1, 4)], [()]], dtypes=(np.float32, np.int64), torch_fn=lambda a: torch.broadcast_to(a, (2, 3, 4))),
+           [[(3, 4)], [(1, 4)], [()]], dtypes=(np.float32, np.int64),
+           torch_fn=lambda a: torch.broadcast_to(a, (2, 3, 4))),
     OpCase("argwhere", lambda a: ember.argwhere(a), np.argwhere, [[(3, 4)], [(5,)]], dtypes=(np.int64, np.bool_),
            grad=False, domain=(-1, 2), torch_fn=lambda a: torch.argwhere(a)),
     OpCase("ravel", lambda a: a.ravel(), np.ravel, [[(3, 4)], [()], [(2, 0)]], dtypes=(np.float32, np.int64)),
     OpCase("swapdims", lambda a: ember.swapdims(a, 0, -1), lambda a: np.swapaxes(a, 0, -1), [[(3, 4)], [(2, 3, 4)]]),
     OpCase("take", lambda a: ember.take(a, ember.tensor(IDX, device=a.device)), lambda a: np_take(a, IDX), [[(3, 4)]],
            dtypes=(np.float32, np.int64), torch_fn=lambda a: torch.take(a, torch.from_numpy(IDX))),
-    OpCase("put", lambda a, v: a.put(ember.tensor(IDX, device=a.device), v), lambda a, v: np_put(a, IDX.ravel(), v.ravel()),
+    OpCase("put", lambda a, v: a.put(ember.tensor(IDX, device=a.device), v),
+           lambda a, v: np_put(a, IDX.ravel(), v.ravel()),
            [[(3, 4), (2, 2)]], torch_fn=lambda a, v: a.put(torch.from_numpy(IDX), v)),
     OpCase("put_accumulate", lambda a, v: a.put(ember.tensor([1, 1, 3], device=a.device), v, accumulate=True),
            lambda a, v: np_put(a, [1, 1, 3], v, accumulate=True), [[(2, 3), (3,)]], dtypes=FLOATS),
@@ -118,12 +120,13 @@ CASES = [_unary_row(n, *UNARY[n]) for n in UNARY] + [_binary_row(n, BINARY[n]) f
     OpCase("index_reduce_prod", lambda a, s: a.index_reduce(1, ember.tensor(SLOTS, device=a.device), s, "prod"),
            lambda a, s: np_index_reduce(a, 1, SLOTS, s, "prod"), [[(3, 4), (3, 5)]], dtypes=FLOATS, rtol=1e-5,
            torch_fn=lambda a, s: a.index_reduce(1, torch.from_numpy(SLOTS), s, "prod")),
-    OpCase("index_reduce_prod_exclude_self", lambda a, s: a.index_reduce(0, ember.tensor(SLOTS, device=a.device), s, "prod",
-                                                                         include_self=False),
+    OpCase("index_reduce_prod_exclude_self",
+           lambda a, s: a.index_reduce(0, ember.tensor(SLOTS, device=a.device), s, "prod", include_self=False),
            lambda a, s: np_index_reduce(a, 0, SLOTS, s, "prod", False), [[(3, 2), (5, 2)]], rtol=1e-5),
     OpCase("index_reduce_mean", lambda a, s: ember.index_reduce(a, 1, ember.tensor(SLOTS, device=a.device), s, "mean"),
            lambda a, s: np_index_reduce(a, 1, SLOTS, s, "mean"), [[(3, 4), (3, 5)]], dtypes=FLOATS, rtol=1e-5),
-    OpCase("index_reduce_amax", lambda a, s: a.index_reduce(1, ember.tensor(SLOTS, device=a.device), s, "amax", include_self=False),
+    OpCase("index_reduce_amax",
+           lambda a, s: a.index_reduce(1, ember.tensor(SLOTS, device=a.device), s, "amax", include_self=False),
            lambda a, s: np_index_reduce(a, 1, SLOTS, s, "amax", False), [[(2, 3), (2, 5)]],
            dtypes=(np.float32, np.int64)),
     OpCase("index_reduce_amin", lambda a, s: a.index_reduce(1, ember.tensor(SLOTS, device=a.device), s, "amin"),
@@ -240,7 +243,8 @@ def test_inplace_autograd_rules():
     with pytest.raises(RuntimeError, match="sin_|acos_: result type .*float32.* can't be cast to the desired output "
                                            "type .*int64"):
         ember.arange(3).acos_()
-    with pytest.raises(RuntimeError, match=r"hypot_: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+    with pytest.raises(RuntimeError,
+                       match=r"hypot_: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
         ember.ones(3).hypot_(ember.ones(2, 3))
     with pytest.raises(RuntimeError, match="float_power_: the base given to float_power_ has dtype"):
         ember.ones(3).float_power_(2)

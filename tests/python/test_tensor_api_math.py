@@ -18,7 +18,8 @@ NAN = float("nan")
 
 def np_mvlgamma(a, p):
     lg = np.vectorize(math.lgamma)
-    return (sum(lg(a.astype(np.float64) - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)).astype(a.dtype)
+    total = sum(lg(a.astype(np.float64) - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
+    return total.astype(a.dtype)
 
 
 def np_renorm(a, p, dim, maxnorm):
@@ -85,7 +86,8 @@ CASES = [
            dtypes=FLOATS, domain=(0.5, 2.0), torch_fn=lambda a, b: torch.float_power(a, b)),
     OpCase("float_power_scalar", lambda a: a.float_power(3), lambda a: np.float_power(a, 3), [[(3, 4)]],
            dtypes=(np.float32, np.int64)),
-    OpCase("deg2rad", lambda a: ember.deg2rad(a), np.deg2rad, [[(3, 4)], [()]], dtypes=(np.float32, np.float64, np.int64),
+    OpCase("deg2rad", lambda a: ember.deg2rad(a), np.deg2rad, [[(3, 4)], [()]],
+           dtypes=(np.float32, np.float64, np.int64),
            domain=(-200, 200), rtol=1e-5, torch_fn=lambda a: torch.deg2rad(a)),
     OpCase("rad2deg", lambda a: a.rad2deg(), np.rad2deg, [[(3, 4)], [(0,)]], dtypes=(np.float32, np.int64),
            rtol=1e-5, torch_fn=lambda a: torch.rad2deg(a)),
@@ -122,8 +124,9 @@ CASES = [
     OpCase("nanquantile", lambda a: ember.nanquantile(e_with_nans(a), 0.3, dim=1),
            lambda a: np.nanquantile(with_nans(a), 0.3, axis=1).astype(a.dtype), [[(4, 7)]], dtypes=FLOATS,
            extra={"fuzz": False}),
-    OpCase("nanquantile_q_tensor_lower", lambda a: a.nanquantile(ember.tensor([0.2, 0.9], dtype=a.dtype, device=a.device), dim=0,
-                                                                  interpolation="lower"),
+    OpCase("nanquantile_q_tensor_lower",
+           lambda a: a.nanquantile(ember.tensor([0.2, 0.9], dtype=a.dtype, device=a.device), dim=0,
+                                   interpolation="lower"),
            lambda a: np.nanquantile(a, [0.2, 0.9], axis=0, method="lower"), [[(6, 3)]], dtypes=FLOATS,
            torch_fn=lambda a: torch.nanquantile(a, torch.tensor([0.2, 0.9], dtype=a.dtype), dim=0,
                                                 interpolation="lower"),
@@ -246,7 +249,8 @@ def test_nanmedian_mode_indices_and_named_tuples():
             np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
             np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
         t = torch.tensor(a)
-        np.testing.assert_array_equal(ember.nanmedian(make(a), 1).indices.numpy(), torch.nanmedian(t, 1).indices.numpy())
+        np.testing.assert_array_equal(ember.nanmedian(make(a), 1).indices.numpy(),
+                                      torch.nanmedian(t, 1).indices.numpy())
 
 
 def test_gradients_flow_to_the_picked_elements():

@@ -19,7 +19,8 @@ def np_angle(a):
 
 
 CASES = [
-    OpCase("lshift", lambda a: a << ember.tensor(SHIFTS, dtype=a.dtype, device=a.device), lambda a: np.left_shift(a, SHIFTS.astype(a.dtype)),
+    OpCase("lshift", lambda a: a << ember.tensor(SHIFTS, dtype=a.dtype, device=a.device),
+           lambda a: np.left_shift(a, SHIFTS.astype(a.dtype)),
            [[(3, 5)], [(5,)]], dtypes=INTS, grad=False, domain=(-100, 100),
            torch_fn=lambda a: a << torch.from_numpy(SHIFTS).to(a.dtype)),
     OpCase("rshift", lambda a: ember.bitwise_right_shift(a, ember.tensor(SHIFTS, dtype=a.dtype, device=a.device)),
@@ -164,3 +165,29 @@ def test_older_linalg_functions():
     x = make(a * 0.1, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: make(b).triangular_solve(t.triu() + 2 * ember.eye(4, dtype=t.dtype))[0],
                                     [x])
+
+
+def test_resize():
+    x = ember.arange(6.0)
+    ptr, version = x.data_ptr(), x._version
+    assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert x.data_ptr() == ptr and x._version == version + 1  # shrinking keeps the memory
+    x.resize_((3, 3))
+    assert x.shape == (3, 3) and x[0].tolist() == [0.0, 1.0, 2.0] and x.is_contiguous()
+    t = ember.arange(6.0).reshape(2, 3).t()
+    assert t.resize_(3, 2).stride() == (1, 3)  # the same shape changes nothing, as in torch
+    t.resize_(4)
+    assert t.tolist() == [0.0, 3.0, 1.0, 4.0]  # non-contiguous: the first elements in row-major order
+    z = ember.ones(2, 3)
+    assert ember.resize_as_(z, ember.ones(6)) is z and z.shape == (6,)
+    z.resize_as_(ember.ones(1, 2))
+    assert z.shape == (1, 2)
+    with pytest.raises(RuntimeError, match="resize_: cannot resize variables that require grad"):
+        ember.ones(2, requires_grad=True).resize_(3)
+    with pytest.raises(RuntimeError, match="resize_: Trying to create tensor with negative dimension"):
+        ember.ones(2).resize_(-1)
+    if torch is not None:
+        a, b = ember.arange(6.0), torch.arange(6.0)
+        a.resize_(2, 2)
+        b.resize_(2, 2)
+        assert a.tolist() == b.tolist()
