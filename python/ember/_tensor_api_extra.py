@@ -34,6 +34,14 @@ _INPLACE_OF = {
 }
 
 
+def add_methods(methods):
+    """Sets Tensor attributes ember does not have yet: a native method that a
+    later merge brings in wins over these Python compositions."""
+    for name, value in methods.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, value)
+
+
 def _requires_grad(value):
     return isinstance(value, Tensor) and value.requires_grad
 
@@ -175,14 +183,8 @@ def _unsqueeze_(self, dim):
 
 
 def install_shape_inplace():
-    Tensor.t_ = _t_
-    Tensor.transpose_ = _transpose_
-    Tensor.swapdims_ = _swapdims_
-    Tensor.swapaxes_ = _swapaxes_
-    Tensor.squeeze_ = _squeeze_
-    Tensor.unsqueeze_ = _unsqueeze_
-    Tensor.float_power_ = _float_power_
-    Tensor.polygamma_ = _polygamma_
+    add_methods(dict(t_=_t_, transpose_=_transpose_, swapdims_=_swapdims_, swapaxes_=_swapaxes_, squeeze_=_squeeze_,
+                     unsqueeze_=_unsqueeze_, float_power_=_float_power_, polygamma_=_polygamma_))
 
 
 # ---- top-level in-place functions (torch.acos_(x), torch.clamp_(x, 0, 1), ...)

@@ -8,6 +8,7 @@ import math
 
 import ember
 from ember import _C
+from ember._tensor_api_extra import add_methods
 from ember._tensor_api_math import wrap_dim
 
 Tensor = _C.Tensor
@@ -252,4 +253,4 @@ def functions():
     return out
 
 
-Tensor.histogram = histogram
+add_methods(dict(histogram=histogram))

@@ -8,6 +8,7 @@ import math
 
 import ember
 from ember import _C
+from ember._tensor_api_extra import add_methods
 
 Tensor = _C.Tensor
 
@@ -326,6 +327,4 @@ FUNCTIONS = dict(sgn=sgn, signbit=signbit, heaviside=heaviside, gcd=gcd, lcm=lcm
                  float_power=float_power, deg2rad=deg2rad, rad2deg=rad2deg, sinc=sinc, i0=i0, ldexp=ldexp,
                  frexp=frexp, nextafter=nextafter, mvlgamma=mvlgamma, renorm=renorm, dist=dist)
 
-for _name, _fn in FUNCTIONS.items():
-    setattr(Tensor, _name, _fn)
-Tensor.polygamma = _polygamma_method
+add_methods(dict(FUNCTIONS, polygamma=_polygamma_method))

@@ -9,7 +9,7 @@ import math
 
 import ember
 from ember import _C
-from ember._tensor_api_extra import _bump_version, _check_leaf, inplace
+from ember._tensor_api_extra import _bump_version, _check_leaf, add_methods, inplace
 
 Tensor = _C.Tensor
 
@@ -285,37 +285,26 @@ FUNCTIONS = dict(bitwise_left_shift=bitwise_left_shift, bitwise_right_shift=bitw
 
 
 def install():
-    for name in ("bitwise_left_shift", "bitwise_right_shift", "angle", "isreal", "svd", "lu_solve",
-                 "triangular_solve", "matrix_exp"):
-        setattr(Tensor, name, FUNCTIONS[name])
-    Tensor.lu = lambda self, pivot=True, get_infos=False: lu(self, pivot, get_infos)
-    Tensor.nonzero_static = nonzero_static
-    Tensor.bitwise_left_shift_ = inplace("bitwise_left_shift_", bitwise_left_shift)
-    Tensor.bitwise_right_shift_ = inplace("bitwise_right_shift_", bitwise_right_shift)
-    Tensor.__lshift__ = bitwise_left_shift
-    Tensor.__rshift__ = bitwise_right_shift
-    Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
-    Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
-    Tensor.__ilshift__ = Tensor.bitwise_left_shift_
-    Tensor.__irshift__ = Tensor.bitwise_right_shift_
-    Tensor.cauchy_ = _cauchy_
-    Tensor.log_normal_ = _log_normal_
-    Tensor.geometric_ = _geometric_
-    Tensor.sum_to_size = _sum_to_size
-    Tensor.resize_ = _resize_
-    Tensor.resize_as_ = _resize_as_
-    Tensor.dim_order = _dim_order
-    Tensor.real = property(_real, doc="The tensor itself (ember's tensors are real).")
-    Tensor.imag = property(_imag, doc="Refused, as torch does for real tensors.")
-    Tensor.__contains__ = _contains
-    Tensor.__reversed__ = _reversed
-    Tensor.apply_ = _apply_
-    Tensor.map_ = _map_
-    Tensor.map2_ = _map2_
-    Tensor.const_data_ptr = lambda self: self.data_ptr()
-    Tensor.hardshrink = _hardshrink
-    Tensor.prelu = _prelu
-    Tensor.ger = Tensor.outer  # torch's deprecated name
-    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested"):
-        # ember has only dense, strided, unquantized tensors: scripts that check may go on.
-        setattr(Tensor, flag, property(lambda self: False))
+    methods = {name: FUNCTIONS[name] for name in ("bitwise_left_shift", "bitwise_right_shift", "angle", "isreal",
+                                                  "svd", "lu_solve", "triangular_solve", "matrix_exp")}
+    left_shift_ = inplace("bitwise_left_shift_", bitwise_left_shift)
+    right_shift_ = inplace("bitwise_right_shift_", bitwise_right_shift)
+    methods.update(
+        lu=lambda self, pivot=True, get_infos=False: lu(self, pivot, get_infos),
+        nonzero_static=nonzero_static, bitwise_left_shift_=left_shift_, bitwise_right_shift_=right_shift_,
+        __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
+        __rlshift__=lambda self, other: bitwise_left_shift(other, self),
+        __rrshift__=lambda self, other: bitwise_right_shift(other, self),
+        __ilshift__=left_shift_, __irshift__=right_shift_,
+        cauchy_=_cauchy_, log_normal_=_log_normal_, geometric_=_geometric_, sum_to_size=_sum_to_size,
+        resize_=_resize_, resize_as_=_resize_as_, dim_order=_dim_order,
+        real=property(_real, doc="The tensor itself (ember's tensors are real)."),
+        imag=property(_imag, doc="Refused, as torch does for real tensors."),
+        __contains__=_contains, __reversed__=_reversed, apply_=_apply_, map_=_map_, map2_=_map2_,
+        const_data_ptr=lambda self: self.data_ptr(), hardshrink=_hardshrink, prelu=_prelu,
+        ger=Tensor.outer,  # torch's deprecated name
+    )
+    # ember has only dense, strided, unquantized tensors: scripts that check may go on.
+    methods.update({flag: property(lambda self: False)
+                    for flag in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested")})
+    add_methods(methods)

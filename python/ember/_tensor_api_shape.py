@@ -12,7 +12,7 @@ import itertools
 
 import ember
 from ember import _C
-from ember._tensor_api_extra import _check_leaf, write_back
+from ember._tensor_api_extra import _check_leaf, add_methods, write_back
 from ember._tensor_api_math import wrap_dim
 
 Tensor = _C.Tensor
@@ -328,12 +328,9 @@ FUNCTIONS = dict(broadcast_to=broadcast_to, argwhere=argwhere, ravel=ravel, swap
 
 # Tensor methods: the functions above except the ones torch has only at top level.
 _TOP_LEVEL_ONLY = ("combinations", "chain_matmul", "empty_strided")
-for _name, _fn in FUNCTIONS.items():
-    if _name not in _TOP_LEVEL_ONLY:
-        setattr(Tensor, _name, _fn)
-Tensor.put_ = _put_
-Tensor.index_reduce_ = _index_reduce_
-Tensor.new_empty_strided = _new_empty_strided
-Tensor.conj_physical_ = _identity
-Tensor.mH = property(lambda self: _matrix_transpose("mH", self), doc="The conjugate transpose of the last two dims.")
-Tensor.H = property(_H, doc="The conjugate transpose of a matrix.")
+add_methods({name: fn for name, fn in FUNCTIONS.items() if name not in _TOP_LEVEL_ONLY})
+add_methods(dict(put_=_put_, index_reduce_=_index_reduce_, new_empty_strided=_new_empty_strided,
+                 conj_physical_=_identity,
+                 mH=property(lambda self: _matrix_transpose("mH", self),
+                             doc="The conjugate transpose of the last two dims."),
+                 H=property(_H, doc="The conjugate transpose of a matrix.")))

@@ -5,6 +5,7 @@ import math
 
 import ember
 from ember import _C
+from ember._tensor_api_extra import add_methods
 from ember._tensor_api_math import _floating, _return_type, wrap_dim
 
 Tensor = _C.Tensor
@@ -180,8 +181,7 @@ def corrcoef(input):
 
 FUNCTIONS = dict(nanmedian=nanmedian, nanquantile=nanquantile, mode=mode, cov=cov, corrcoef=corrcoef)
 
-for _name, _fn in FUNCTIONS.items():
-    setattr(Tensor, _name, _fn)
+add_methods(FUNCTIONS)
 
 
 # ---- window functions (torch.hann_window, ...)
