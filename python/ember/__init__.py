@@ -54,6 +54,8 @@ from ember._determinism import *  # noqa: E402,F401,F403  (use_deterministic_alg
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
+from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
+globals().update(_tensor_api_exports())
 
 __version__ = "0.1.0"
 # Prefix for C++ programs: cmake -DCMAKE_PREFIX_PATH=<this> finds ember::ember.
