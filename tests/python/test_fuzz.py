@@ -15,6 +15,10 @@ also run backward through the result. The calls run in a child process, so a
 crash is reported with the op and inputs that caused it, and the child is
 restarted after the crashing call so one crash does not hide the rest.
 
+A row opts out with extra={"fuzz": False}, or limits the layouts it is given
+with extra={"fuzz_layouts": [...]} (decompositions whose vectors a rank-1
+"expanded" input leaves ambiguous).
+
 Environment: EMBER_FUZZ_CALLS (default 4000) and EMBER_FUZZ_SEED (default 1234).
 """
 import glob
@@ -122,7 +126,8 @@ def make_call(cases, seed, index):
             dtypes = [ALL_DTYPES[int(rng.integers(len(ALL_DTYPES)))]] * len(shapes)
         else:
             dtypes = [ALL_DTYPES[int(rng.integers(len(ALL_DTYPES)))] for _ in shapes]
-    layouts = [LAYOUTS[int(rng.integers(len(LAYOUTS)))] if rng.random() < 0.6 else "contiguous" for _ in shapes]
+    allowed = getattr(case, "extra", {}).get("fuzz_layouts", LAYOUTS)  # a row may rule layouts out
+    layouts = [allowed[int(rng.integers(len(allowed)))] if rng.random() < 0.6 else "contiguous" for _ in shapes]
     backward = bool(getattr(case, "grad", False)) and rng.random() < 0.15
     return Call(module, case, shapes, dtypes, layouts, shape_kind, listed_dtype, backward), rng
 

@@ -124,6 +124,10 @@ SQUARE = [[(3, 3)], [(2, 4, 4)], [(1, 1)], [(2, 1, 2, 2)], [(0, 3, 3)], [(0, 0)]
 SQUARE_NONEMPTY = [[(3, 3)], [(2, 4, 4)], [(1, 1)], [(2, 1, 2, 2)]]
 RECT = [[(4, 3)], [(3, 4)], [(2, 3, 2)], [(3, 3)], [(1, 4)]]
 
+# The fuzz test's "expanded" layout repeats the first row: a rank-1 matrix whose null-space vectors any
+# basis may span, so decompositions returning vectors are compared on the other layouts only.
+RANK_DEFICIENT_AMBIGUOUS = {"fuzz_layouts": ["contiguous", "transposed", "transposed_view", "sliced", "permuted"]}
+
 CASES = [
     OpCase("linalg.inv", lambda a: LA.inv(well_conditioned(a)), lambda a: np.linalg.inv(np_well_conditioned(a)),
            SQUARE, dtypes=FLOATS, rtol=1e-4, atol=1e-5),
@@ -156,12 +160,13 @@ CASES = [
            lambda a: np.swapaxes(np.linalg.cholesky(np_spd(a)), -1, -2), [[(3, 3)], [(2, 2, 2)]], dtypes=FLOATS,
            rtol=1e-4, atol=1e-5),
     OpCase("linalg.qr", lambda a: pack(*qr_positive(a)), lambda a: np_pack(*np_qr_positive(a)), [[(4, 3)], [(3, 3)], [(2, 3, 2)], [(2, 5, 1)]],
-           dtypes=FLOATS, rtol=1e-4, atol=1e-5),
+           dtypes=FLOATS, rtol=1e-4, atol=1e-5, extra=RANK_DEFICIENT_AMBIGUOUS),
     OpCase("linalg.eigh", lambda a: pack(*eigh_folded(a)), lambda a: np_pack(*np_eigh_folded(a)), [[(3, 3)], [(2, 4, 4)], [(1, 1)]], dtypes=FLOATS,
-           rtol=1e-4, atol=1e-4),
+           rtol=1e-4, atol=1e-4, extra=RANK_DEFICIENT_AMBIGUOUS),
     OpCase("linalg.eigvalsh", lambda a: LA.eigvalsh(sym(a)), lambda a: np.linalg.eigvalsh(np_sym(a)),
            [[(3, 3)], [(2, 4, 4)], [(0, 0)]], dtypes=FLOATS, rtol=1e-4, atol=1e-4),
-    OpCase("linalg.svd", lambda a: pack(*svd_folded(a)), lambda a: np_pack(*np_svd_folded(a)), RECT, dtypes=FLOATS, rtol=1e-4, atol=1e-4),
+    OpCase("linalg.svd", lambda a: pack(*svd_folded(a)), lambda a: np_pack(*np_svd_folded(a)), RECT, dtypes=FLOATS,
+           rtol=1e-4, atol=1e-4, extra=RANK_DEFICIENT_AMBIGUOUS),
     OpCase("linalg.svdvals", LA.svdvals, lambda a: np.linalg.svd(a, compute_uv=False), RECT + [[(2, 0, 3)]],
            dtypes=FLOATS, rtol=1e-4, atol=1e-4),
     OpCase("linalg.pinv", LA.pinv, np.linalg.pinv, [[(4, 3)], [(3, 4)], [(2, 3, 3)]], dtypes=FLOATS, rtol=1e-3,
