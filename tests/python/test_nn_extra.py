@@ -199,8 +199,8 @@ def test_interpolate_errors():
         F.interpolate(ember.zeros(2, 3), size=2)
     with pytest.raises(ValueError, match="same number of spatial dimensions"):
         F.interpolate(x, size=(2, 3, 4))
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(x, size=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="bicubic mode needs 4D"):
+        F.interpolate(ember.zeros(1, 2, 3, 4, 5), size=2, mode="bicubic")
 
 
 def test_upsample_modules():

@@ -8,6 +8,7 @@ import numpy as np
 
 import ember
 from ember import _C
+from ember.nn._resample_taps import antialias_taps, cubic_taps
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
            "prelu", "huber_loss", "pairwise_distance", "dropout1d", "dropout3d"]
@@ -75,16 +76,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resizes the spatial dimensions of [N, C, *spatial] input (3-D, 4-D or 5-D) to `size` or by
     `scale_factor`, as torch.nn.functional.interpolate. Modes: nearest, nearest-exact, linear (3-D),
-    bilinear (4-D), trilinear (5-D), area (adaptive average pooling, 3-D/4-D). Linear modes interpolate
-    one dimension at a time (gather the two neighbours, weight them), which is the same function."""
+    bilinear (4-D), bicubic (4-D), trilinear (5-D), area (adaptive average pooling, 3-D/4-D); antialias
+    for bilinear and bicubic. Interpolating modes resample one dimension at a time (gather each output's
+    source taps, weight them), which is the same function as the 2-D / 3-D formula."""
     if not isinstance(input, ember.Tensor):
         raise TypeError(f"interpolate: expected a Tensor input, got {type(input).__name__}")
     if input.dim() not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by ember")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor "
+                         "as input")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -95,7 +98,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if input.dim() != need:
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D input")
     elif mode == "bicubic":
-        raise NotImplementedError("interpolate: mode 'bicubic' is not supported by ember")
+        align_corners = bool(align_corners) if align_corners is not None else False
+        if input.dim() != 4:
+            raise NotImplementedError(f"Got {input.dim()}D input, but bicubic mode needs 4D input")
     else:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
                                   "for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
@@ -125,13 +130,37 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             out = out.index_select(dim, _index(_nearest_index(n_in, n_out, scale, mode == "nearest-exact"), out))
             continue
+        if mode == "bicubic" or antialias:
+            if antialias:
+                index, weights = antialias_taps(n_in, n_out, scale, align_corners, cubic=mode == "bicubic")
+            else:
+                index, weights = cubic_taps(n_in, n_out, scale, align_corners)
+            out = _weighted_taps(out, dim, index, weights)
+            continue
         i0, i1, w1 = _linear_weights(n_in, n_out, scale, align_corners)
         shape = [1] * out.dim()
         shape[dim] = n_out
         w1t = ember.tensor(w1.reshape(shape), dtype=out.dtype, device=out.device)
         w0t = ember.tensor((1.0 - w1).reshape(shape), dtype=out.dtype, device=out.device)
         out = out.index_select(dim, _index(i0, out)) * w0t + out.index_select(dim, _index(i1, out)) * w1t
-    return (out + 0.5).floor().to(input.dtype) if integral else out  # halves round up, as torch
+    if not integral:
+        return out
+    if mode == "bicubic" or antialias:  # cubic weights overshoot: saturate to the integer range
+        info = ember.iinfo(input.dtype)
+        out = out.clamp(info.min, info.max)
+    return (out + 0.5).floor().to(input.dtype)  # halves round up, as torch
+
+
+def _weighted_taps(x, dim, index, weights):
+    """sum over k of weights[:, k] * x.index_select(dim, index[:, k]): one resampled dimension."""
+    shape = [1] * x.dim()
+    shape[dim] = index.shape[0]
+    out = None
+    for k in range(index.shape[1]):
+        w = ember.tensor(weights[:, k].reshape(shape), dtype=x.dtype, device=x.device)
+        term = x.index_select(dim, _index(index[:, k], x)) * w
+        out = term if out is None else out + term
+    return out
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
