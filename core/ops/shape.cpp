@@ -3,6 +3,7 @@
 #include <ember/core/ops/shape.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <ember/autograd/functions/shape.h>
 #include <ember/autograd/node.h>
@@ -298,6 +299,38 @@ Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
     return autograd::TensorList{index_add(zeros(in_shape, grad.dtype(), grad.device()), d, positions, flat)};
   };
   return record_view("UnfoldBackward0", x, make_view(x, shape, strides, x.storage_offset()), backward);
+}
+
+Tensor as_strided(const Tensor& x, const Shape& size, const Strides& stride, std::optional<int64_t> storage_offset) {
+  EMBER_CHECK(size.size() == stride.size(), Error, "as_strided: mismatch in length of strides and shape: size ",
+              shape_str(size), ", stride ", shape_str(stride));
+  const int64_t offset = storage_offset.value_or(x.storage_offset());
+  EMBER_CHECK(offset >= 0, Error, "as_strided: negative storage offset ", offset, " is not supported");
+  int64_t extent = offset + 1;  // one past the last element read, for a non-empty view
+  bool empty = false;
+  for (size_t d = 0; d < size.size(); ++d) {
+    EMBER_CHECK(size[d] >= 0, Error, "as_strided: negative size ", size[d], " at dimension ", d);
+    EMBER_CHECK(stride[d] >= 0, Error, "as_strided: negative strides are not supported, got ", shape_str(stride));
+    empty = empty || size[d] == 0;
+    if (size[d] > 0) extent += (size[d] - 1) * stride[d];
+  }
+  const int64_t storage_elements = static_cast<int64_t>(x.storage().nbytes() / x.element_size());
+  EMBER_CHECK(empty || extent <= storage_elements, Error, "as_strided: sizes ", shape_str(size), ", strides ",
+              shape_str(stride), " and storage offset ", offset, " need a storage of ", extent,
+              " elements, but the tensor's storage holds ", storage_elements);
+  const Shape in_shape = x.shape();
+  const Strides in_strides = x.strides();
+  const int64_t in_offset = x.storage_offset();
+  auto backward = [=](const autograd::TensorList& g, const autograd::TensorList&, const std::vector<bool>&) {
+    // Storage positions of the view's and of x's elements, then a scatter-add and a gather between them.
+    const Tensor& grad = g[0];
+    const Tensor positions = arange(0, storage_elements, 1, DType::Int64, grad.device());
+    const Tensor read = make_view(positions, size, stride, offset).reshape({-1});
+    const Tensor own = make_view(positions, in_shape, in_strides, in_offset).reshape({-1});
+    const Tensor sums = index_add(zeros({storage_elements}, grad.dtype(), grad.device()), 0, read, grad.reshape({-1}));
+    return autograd::TensorList{index_select(sums, 0, own).reshape(in_shape)};
+  };
+  return record_view("AsStridedBackward0", x, make_view(x, size, stride, offset), backward);
 }
 
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std::optional<int64_t> end_in,

@@ -4,6 +4,7 @@
 namespace ember::python {
 
 void init_determinism(py::module_& m);  // python/src/determinism.cpp
+void init_strided(py::module_& m);       // python/src/strided.cpp
 
 namespace {
 PyObject* out_of_memory_error = nullptr;  // ember.OutOfMemoryError, a RuntimeError
@@ -59,6 +60,7 @@ PYBIND11_MODULE(_C, m) {
   init_optim(m);
   init_autocast(m);
   init_determinism(m);
+  init_strided(m);
   init_cuda(m);
   init_distributed_store(m);
   init_distributed_pg(m);
