@@ -1,4 +1,7 @@
-"""ember.save / ember.load: checkpoints as one safetensors file.
+"""ember.save / ember.load: checkpoints as one safetensors file, or in PyTorch's own format.
+
+ember.load reads both (and any safetensors file); ember.save writes safetensors unless asked for
+format="torch" (python/ember/_torch_format.py), the zip file torch.save writes and torch.load reads.
 
 Layout (the safetensors format, written here by hand):
   8 bytes   little-endian u64 N, the header length
@@ -20,6 +23,7 @@ import tempfile
 import numpy as np
 
 import ember
+from ember import _torch_format
 
 __all__ = ["save", "load"]
 
@@ -143,13 +147,18 @@ def _unflatten(desc, tensors, where):
 
 # ---------------------------------------------------------------- save
 
-def save(obj, f):
-    """Saves a tensor or a nested dict/list/tuple of tensors and plain values to `f`.
+def save(obj, f, format="safetensors"):
+    """Saves a tensor or a nested dict/list/tuple of tensors and plain values to `f` (a path or a
+    writable binary file object).
 
-    The file is a safetensors file, written atomically: a crash mid-write leaves
-    the previous file at `f` intact.
+    format="safetensors" (the default) writes a safetensors file; format="torch" writes PyTorch's zip
+    format, which torch.load reads. A path is written atomically: a crash mid-write leaves the previous
+    file at `f` intact.
     """
-    path = os.fspath(f)
+    if format not in ("safetensors", "torch"):
+        raise ValueError(f"ember.save: format must be 'safetensors' or 'torch', got {format!r}")
+    if format == "torch":
+        return _write(f, [_torch_format.save_torch(obj, f)])
     tensors = {}
     structure = _flatten(obj, "", tensors)
     header = {}
@@ -166,7 +175,15 @@ def save(obj, f):
                                                         "structure": structure})}
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)  # keeps the data 8-byte aligned
-    _write_atomic(path, [struct.pack("<Q", len(head)), head] + chunks)
+    _write(f, [struct.pack("<Q", len(head)), head] + chunks)
+
+
+def _write(f, chunks):
+    if hasattr(f, "write"):
+        for chunk in chunks:
+            f.write(chunk)
+        return
+    _write_atomic(os.fspath(f), chunks)
 
 
 def _write_atomic(path, chunks):
@@ -237,14 +254,26 @@ def _check_entry(path, name, info, data_len):
 
 
 def load(f, map_location=None, weights_only=True):
-    """Loads what ember.save wrote, or any safetensors file (as a dict of tensors).
+    """Loads what ember.save wrote, any safetensors file (as a dict of tensors), or a file torch.save
+    wrote (f: a path or a readable binary file object).
 
-    The file never runs code (it holds only tensors and JSON), so weights_only is
-    accepted for torch compatibility and is always effectively True.
+    A safetensors file never runs code (it holds only tensors and JSON). A PyTorch file is a pickle:
+    with weights_only=True (the default, as in torch) only tensors, containers, numbers, strings and a
+    few torch and numpy types load; weights_only=False unpickles anything, so only for trusted files.
+    map_location: None (where each tensor was saved), a device or string, a dict from saved location to
+    location, or a function (storage, location) -> location.
     """
-    path = os.fspath(f)
-    with open(path, "rb") as fh:
-        data = fh.read()
+    if hasattr(f, "read"):
+        data, path = f.read(), getattr(f, "name", "<file object>")
+    else:
+        path = os.fspath(f)
+        with open(path, "rb") as fh:
+            data = fh.read()
+    if _torch_format.is_torch_zip(data):
+        return _torch_format.load_torch(data, path, map_location, weights_only)
+    if _torch_format.is_legacy_torch(data):
+        raise _Error(f"{path}: saved in PyTorch's legacy format (before 1.6); load it with torch and save it "
+                     "again with a current torch.save, or with safetensors")
     header, start = _read_header(path, data)
     meta = header.pop("__metadata__", None) or {}
     if not isinstance(meta, dict):
@@ -281,11 +310,8 @@ def _check_no_overlap(path, spans):
 
 
 def _map_device(loc):
-    if isinstance(loc, dict):
-        raise NotImplementedError("ember.load: map_location as a dict is not supported")
-    if callable(loc):
-        raise NotImplementedError("ember.load: map_location as a function is not supported")
-    return str(loc)
+    """Where a tensor of a safetensors file (read on the CPU) goes: torch's map_location rules."""
+    return _torch_format._target_device("cpu", loc)
 
 
 # The names the safetensors package uses.

@@ -160,6 +160,9 @@ def test_truncated_file_raises(tmp_path):
 def test_foreign_and_corrupt_files_raise(tmp_path):
     bad = tmp_path / "bad"
     bad.write_bytes(b"PK\x03\x04 this is a zip file, not safetensors" * 4)
+    with pytest.raises(RuntimeError, match="starts like a zip file.*not a readable one"):
+        ember.load(bad)
+    bad.write_bytes(b"<html> not a checkpoint at all </html>" * 4)
     with pytest.raises(RuntimeError, match="not a safetensors file"):
         ember.load(bad)
 

@@ -1,0 +1,156 @@
+"""PyTorch's checkpoint format: ember.load reads a file torch.save wrote (tests/python/data/torch_saved.pt,
+made by make_torch_saved.py), ember.save(format="torch") writes one that torch.load reads (checked when
+torch is importable) and that ember reads back; weights_only, map_location, file objects, bad files."""
+import collections
+import io
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+from harness import torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not importable")
+SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "torch_saved.pt")
+
+CASES = []  # no OpCase rows: file formats, not ops
+
+
+def test_reads_a_file_torch_wrote():
+    state = ember.load(SAVED)
+    assert isinstance(state, collections.OrderedDict)
+    assert list(state) == ["w", "row", "w_t", "bf16", "f16", "f64", "i64", "i8", "u8", "mask", "param", "meta"]
+    np.testing.assert_array_equal(state["w"].numpy(), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(state["row"].numpy(), [3, 4, 5])
+    np.testing.assert_array_equal(state["w_t"].numpy(), np.arange(6.0).reshape(2, 3).T)
+    assert state["bf16"].dtype == ember.bfloat16
+    np.testing.assert_allclose(state["bf16"].float().numpy(), [1.5, -2.25, 3.0e38], rtol=2 ** -8)  # bf16 rounding
+    assert state["f16"].dtype == ember.float16 and state["f16"].float().tolist() == [0.5, -65504.0]
+    assert state["f64"].dtype == ember.float64 and state["f64"].tolist() == [1.0 / 3.0]
+    assert state["i64"].tolist() == [-(2 ** 40), 7] and state["i8"].tolist() == [-128, 127]
+    assert state["u8"].dtype == ember.uint8 and state["u8"].tolist() == [0, 255]
+    assert state["mask"].dtype == ember.bool and state["mask"].tolist() == [True, False, True]
+    assert isinstance(state["param"], ember.nn.Parameter) and state["param"].requires_grad
+    assert state["meta"] == {"epoch": 3, "lr": 0.1, "tags": ("a", None), "best": 2.5}
+
+
+def test_views_that_shared_a_storage_still_share_it():
+    state = ember.load(SAVED)
+    state["w"][1, 0] = -1.0
+    assert state["row"].tolist() == [-1.0, 4.0, 5.0]
+    assert state["w_t"][0, 1].item() == -1.0
+
+
+def test_weights_only_refuses_other_globals_and_false_allows_them():
+    payload = io.BytesIO()
+    ember.save({"x": ember.ones(2)}, payload, format="torch")
+    with_counter = _rewrite_pickle(payload.getvalue(), {"x": 1, "c": collections.Counter(a=2)})
+    with pytest.raises(pickle.UnpicklingError, match="collections.Counter.*weights_only=False"):
+        ember.load(io.BytesIO(with_counter))
+    assert ember.load(io.BytesIO(with_counter), weights_only=False)["c"] == collections.Counter(a=2)
+
+
+def _rewrite_pickle(zip_bytes, obj):
+    """The same zip with data.pkl replaced by a plain pickle of obj (what a checkpoint with an arbitrary
+    object looks like to the reader)."""
+    import zipfile
+    src = zipfile.ZipFile(io.BytesIO(zip_bytes))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name in src.namelist():
+            z.writestr(name, pickle.dumps(obj, protocol=2) if name.endswith("data.pkl") else src.read(name))
+    return out.getvalue()
+
+
+def test_round_trip_through_the_torch_format():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    opt = ember.optim.AdamW(model.parameters(), lr=1e-3)
+    model(ember.randn(5, 3)).sum().backward()
+    opt.step()
+    checkpoint = {"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 7,
+                  "half": ember.tensor([1.5, -2.0], dtype=ember.bfloat16), "weight": model[0].weight}
+    buffer = io.BytesIO()
+    ember.save(checkpoint, buffer, format="torch")
+    back = ember.load(io.BytesIO(buffer.getvalue()))
+    assert back["epoch"] == 7 and back["half"].dtype == ember.bfloat16 and back["half"].tolist() == [1.5, -2.0]
+    assert isinstance(back["weight"], ember.nn.Parameter)
+    for key, value in model.state_dict().items():
+        np.testing.assert_array_equal(back["model"][key].numpy(), value.numpy())
+    restored = ember.optim.AdamW(model.parameters(), lr=1e-3)
+    restored.load_state_dict(back["opt"])
+    np.testing.assert_array_equal(restored.state_dict()["state"][0]["exp_avg"].numpy(),
+                                  opt.state_dict()["state"][0]["exp_avg"].numpy())
+
+
+def test_paths_and_formats(tmp_path):
+    path = tmp_path / "model.pt"
+    ember.save({"a": ember.arange(3)}, path, format="torch")
+    import zipfile
+    assert zipfile.is_zipfile(path) and "model/data.pkl" in zipfile.ZipFile(path).namelist()
+    assert ember.load(path)["a"].tolist() == [0, 1, 2]
+    ember.save({"a": ember.arange(3)}, path)  # the default stays safetensors
+    assert not zipfile.is_zipfile(path) and ember.load(path)["a"].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="format must be"):
+        ember.save({}, path, format="pickle")
+
+
+def test_map_location():
+    state = ember.load(SAVED, map_location="cpu")
+    assert str(state["w"].device) == "cpu"
+    assert str(ember.load(SAVED, map_location={"cpu": "cpu"})["w"].device) == "cpu"
+    assert str(ember.load(SAVED, map_location=lambda storage, location: "cpu")["w"].device) == "cpu"
+    if not ember._C._cuda.is_available():
+        with pytest.raises(RuntimeError, match="map_location='cpu'"):
+            ember.load(SAVED, map_location="cuda")
+
+
+def test_bad_files(tmp_path):
+    legacy = tmp_path / "old.pt"
+    legacy.write_bytes(b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19" + b"\x00" * 16)
+    with pytest.raises(RuntimeError, match="legacy format"):
+        ember.load(legacy)
+    import zipfile
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("x/readme", b"hi")
+    with pytest.raises(RuntimeError, match="not a PyTorch checkpoint"):
+        ember.load(empty)
+    broken = tmp_path / "broken.pt"
+    data = io.BytesIO(open(SAVED, "rb").read())
+    with zipfile.ZipFile(data) as src, zipfile.ZipFile(broken, "w") as z:
+        for name in src.namelist():
+            if not name.endswith("data/0"):
+                z.writestr(name, src.read(name))
+    with pytest.raises(RuntimeError, match="storage '0'"):
+        ember.load(broken)
+
+
+@needs_torch
+def test_torch_reads_what_ember_writes(tmp_path):
+    model = ember.nn.Linear(3, 2)
+    path = tmp_path / "ember.pt"
+    ember.save({"model": model.state_dict(), "step": 4, "p": model.weight,
+                "bf": ember.tensor([0.5, 3.0], dtype=ember.bfloat16)}, path, format="torch")
+    loaded = torch.load(path)  # torch's default weights_only=True
+    reference = torch.nn.Linear(3, 2)
+    reference.load_state_dict(loaded["model"])
+    np.testing.assert_array_equal(reference.weight.detach().numpy(), model.weight.detach().numpy())
+    assert loaded["step"] == 4 and isinstance(loaded["p"], torch.nn.Parameter)
+    assert loaded["bf"].dtype == torch.bfloat16 and loaded["bf"].tolist() == [0.5, 3.0]
+
+
+@needs_torch
+def test_reads_what_this_torch_writes(tmp_path):
+    path = tmp_path / "torch.pt"
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2))
+    torch.save(net.state_dict(), path)
+    state = ember.load(path)
+    model = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 3), ember.nn.BatchNorm2d(2))
+    model.load_state_dict(state)
+    x = np.random.default_rng(0).standard_normal((1, 1, 5, 5)).astype(np.float32)
+    net.eval()
+    model.eval()
+    np.testing.assert_allclose(model(ember.tensor(x)).detach().numpy(), net(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
