@@ -52,8 +52,8 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
   return out;
 }
 
-// layer_norm / rms_norm / group_norm's backward on the GPU as fused kernels
-// (first order only: records nothing). The normalized dims are the trailing ones.
+// layer_norm / rms_norm / group_norm's backward as one fused kernel on either
+// device (first order only: records nothing). The normalized dims are the trailing ones.
 TensorList row_backward(const NormSpec& spec, const Tensor& g, const TensorList& s, const std::vector<bool>& needs) {
   const Tensor x = s[0].detach().contiguous();
   int64_t cols = 1;
@@ -66,8 +66,12 @@ TensorList row_backward(const NormSpec& spec, const Tensor& g, const TensorList&
   Tensor gx = needs[0] ? empty(x.shape(), x.dtype(), x.device()) : Tensor();
   Tensor gw = needs.size() > 1 && needs[1] ? empty(spec.param_shape, acc, x.device()) : Tensor();
   Tensor gb = needs.size() > 2 && needs[2] ? empty(spec.param_shape, acc, x.device()) : Tensor();
-  cuda::row_norm_backward(gx, gw, gb, gy, x, spec.rms ? Tensor() : s[2].contiguous(), s[3].contiguous(), w, rows,
-                          cols, spec.rms);
+  const Tensor mean = spec.rms ? Tensor() : s[2].contiguous(), rstd = s[3].contiguous();
+  if (x.device().is_cuda()) {
+    cuda::row_norm_backward(gx, gw, gb, gy, x, mean, rstd, w, rows, cols, spec.rms);
+  } else {
+    cpu::row_norm_backward(gx, gw, gb, gy, x, mean, rstd, w, rows, cols, spec.rms);
+  }
   out[0] = gx;
   if (gw.defined()) out[1] = gw;
   if (gb.defined()) out[2] = gb;
@@ -90,8 +94,11 @@ Vjp normalize_backward(NormSpec spec) {
     if (spec.channel_kernel && !grad_enabled() && s[0].numel() > 0) {
       return channel_backward(spec, g[0], s, needs);
     }
-    if (!spec.channel_kernel && spec.batch_stats && !grad_enabled() && g[0].device().is_cuda() &&
-        s[0].numel() > 0 && trailing_dims(spec)) {
+    // The CPU kernel takes float32 / float64 whose statistics share x's dtype (half inputs are computed
+    // in float32 on the CPU, so their x and statistics differ).
+    const bool fused_device = g[0].device().is_cuda() || s[0].dtype() == s[3].dtype();
+    if (!spec.channel_kernel && spec.batch_stats && !grad_enabled() && fused_device && s[0].numel() > 0 &&
+        trailing_dims(spec)) {
       return row_backward(spec, g[0], s, needs);
     }
     const Shape x_shape = s[0].shape();

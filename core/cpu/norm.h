@@ -10,6 +10,13 @@ namespace ember::cpu {
 // statistics into mean / rstd [rows]. Rows run in parallel.
 void row_norm(Tensor& out, Tensor& mean, Tensor& rstd, const Tensor& x, const Tensor& w, const Tensor& b,
               int64_t rows, int64_t cols, double eps, bool rms);
+// The backward of row_norm over x, g [rows, cols] (cuda/norm.h's contract):
+// gx = rstd * (gxhat - xhat * mean(gxhat * xhat) - mean(gxhat)) with gxhat =
+// g * w (RMS drops the last term); gw = sum(g * xhat), gb = sum(g) over the
+// rows. gx / gw / gb may be undefined (not wanted), w too. Rows in parallel;
+// the column sums add per-thread partials in a fixed order.
+void row_norm_backward(Tensor& gx, Tensor& gw, Tensor& gb, const Tensor& g, const Tensor& x, const Tensor& mean,
+                       const Tensor& rstd, const Tensor& w, int64_t rows, int64_t cols, bool rms);
 // Per-channel mean and biased variance of x [n, c, inner], channels in parallel.
 void channel_moments(Tensor& mean, Tensor& var, const Tensor& x, int64_t n, int64_t c, int64_t inner);
 // out = x * scale[ch] + shift[ch] over x [n, c, inner].

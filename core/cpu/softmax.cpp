@@ -16,6 +16,7 @@
 
 #include <ember/core/cpu/fast_math.h>
 #include <ember/core/cpu/parallel.h>
+#include <ember/core/cpu/vec_lanes.h>
 
 namespace ember::cpu {
 
@@ -24,26 +25,11 @@ namespace {
 inline float exp_of(float x) { return fast::exp(x); }  // vectorizes, < 1 ulp
 inline double exp_of(double x) { return std::exp(x); }
 
-// Sum of n values in 16 lanes (vectorizes).
-template <class T>
-T lane_sum(const T* q, int64_t n) {
-  constexpr int L = 16;
-  T lanes[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (int l = 0; l < L; ++l) lanes[l] += q[i + l];
-  }
-  T sum = 0;
-  for (int l = 0; l < L; ++l) sum += lanes[l];
-  for (; i < n; ++i) sum += q[i];
-  return sum;
-}
-
 // q[i] = exp(p[i] - m); returns the sum of q.
 template <class T>
 T exp_shifted_row(T* q, const T* p, T m, int64_t n) {
   for (int64_t i = 0; i < n; ++i) q[i] = exp_of(p[i] - m);
-  return lane_sum(q, n);
+  return lanes::sum(q, n);
 }
 
 // q[i] = exp(p[i] - m[i]); sum[i] += q[i] over w columns.
@@ -55,34 +41,6 @@ void exp_shifted_cols(T* q, const T* p, const T* m, T* sum, int64_t w) {
   }
 }
 
-// Max of a row in 16 lanes (vectorizes); `nan` reports a NaN anywhere.
-template <class T>
-T row_max(const T* p, int64_t n, bool& nan) {
-  constexpr int L = 16;
-  T lanes[L];
-  T flags[L] = {};
-  for (int l = 0; l < L; ++l) lanes[l] = -std::numeric_limits<T>::infinity();
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (int l = 0; l < L; ++l) {
-      const T v = p[i + l];
-      lanes[l] = v > lanes[l] ? v : lanes[l];
-      flags[l] = v != v ? T(1) : flags[l];
-    }
-  }
-  T m = -std::numeric_limits<T>::infinity();
-  nan = false;
-  for (int l = 0; l < L; ++l) {
-    m = lanes[l] > m ? lanes[l] : m;
-    nan = nan || flags[l] != T(0);
-  }
-  for (; i < n; ++i) {
-    m = p[i] > m ? p[i] : m;
-    nan = nan || p[i] != p[i];
-  }
-  return m;
-}
-
 template <class T>
 void last_dim(T* out, const T* x, int64_t outer, int64_t n, bool log) {
   constexpr T kInf = std::numeric_limits<T>::infinity();
@@ -92,7 +50,7 @@ void last_dim(T* out, const T* x, int64_t outer, int64_t n, bool log) {
       const T* p = x + o * n;
       T* q = out + o * n;
       bool nan = false;
-      T m = row_max(p, n, nan);
+      T m = lanes::max(p, n, nan);
       if (nan || m == kInf) {
         // A NaN, or +inf (inf - inf): the whole row is NaN, as in PyTorch.
         std::fill(q, q + n, std::numeric_limits<T>::quiet_NaN());
@@ -162,6 +120,30 @@ void middle_dim(T* out, const T* x, int64_t outer, int64_t n, int64_t inner, boo
 }
 
 }  // namespace
+
+void softmax_backward_last_dim(Tensor& gx, const Tensor& g, const Tensor& y, int64_t rows, int64_t n, bool log) {
+  dispatch_floating(y.dtype(), log ? "log_softmax_backward" : "softmax_backward", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* out = gx.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(n, 1) / 2);
+    parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* gr = gp + r * n;
+        const T* yr = yp + r * n;
+        T* o = out + r * n;
+        if (log) {
+          const T total = lanes::sum(gr, n);
+          for (int64_t i = 0; i < n; ++i) o[i] = gr[i] - exp_of(yr[i]) * total;
+        } else {
+          const T dot = lanes::dot(gr, yr, n);
+          for (int64_t i = 0; i < n; ++i) o[i] = yr[i] * (gr[i] - dot);
+        }
+      }
+    });
+  });
+}
 
 void softmax(Tensor& out, const Tensor& x, int64_t outer, int64_t n, int64_t inner, bool log) {
   dispatch_math(x.dtype(), log ? "log_softmax" : "softmax", [&](auto tag) {
