@@ -28,10 +28,17 @@ def _numpy_dtype(dtype):
     return np.dtype(name) if name in _NUMPY_NAMES else None
 
 
+def _as_device(device):
+    """An ember.device from a string ("cuda:1"), a CUDA index or a device; None stays None."""
+    if device is None or isinstance(device, ember.device):
+        return device
+    return ember.device(f"cuda:{device}" if isinstance(device, int) else device)
+
+
 def _from_tensor(obj, dtype, device, copy):
     target_dtype = obj.dtype if dtype is None else dtype
     if device is not None:
-        target_device = ember.device(device) if isinstance(device, str) else device
+        target_device = _as_device(device)
     else:
         target_device = ember._C._get_default_device() or obj.device
     needs_copy = target_dtype != obj.dtype or target_device != obj.device
@@ -74,9 +81,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def _from_array(array, dtype, device, copy):
-    target_device = ember.device(device) if isinstance(device, str) else device
-    if target_device is None:
-        target_device = ember.get_default_device()
+    target_device = _as_device(device) or ember.get_default_device()
     can_share = (target_device.type == "cpu" and array.flags.writeable
                  and (dtype is None or _numpy_dtype(dtype) == array.dtype))
     if can_share and not copy:

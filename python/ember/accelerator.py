@@ -42,7 +42,7 @@ def device_count():
 def _index(device, optional):
     if device is None:
         if not optional:
-            raise ValueError("Expected a torch.device with a specified index or an integer, but got:None")
+            raise ValueError("ember.accelerator: expected a device with an index or an int, got None")
         return -1
     if isinstance(device, str):
         device = _C.device(device)
