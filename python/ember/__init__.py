@@ -55,6 +55,10 @@ from ember._strided import as_strided_scatter  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
+from ember import accelerator, cpu  # noqa: E402,F401  (torch.accelerator, torch.cpu)
+from ember._default_device import get_default_device, set_default_device  # noqa: E402,F401  (and `with ember.device(...)`)
+from ember import jit  # noqa: E402,F401  (pass-throughs: ember has no TorchScript)
+from ember._asarray import asarray, frombuffer  # noqa: E402,F401
 from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
 globals().update(_tensor_api_exports())
 

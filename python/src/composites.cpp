@@ -2,6 +2,7 @@
 // PyTorch's names, argument names, defaults and keyword-only markers, plus
 // their Tensor methods (as lambdas: core/tensor.h stays as it is).
 #include "bind.h"
+#include "default_device.h"
 
 namespace ember::python {
 
@@ -240,7 +241,7 @@ void bind_pointwise(py::module_& m, TensorClass& cls) {
                        py::object layout, py::object device, bool requires_grad) {
     (void)layout;  // strided only, as every ember tensor
     Tensor t = logspace(number(start, "logspace"), number(end, "logspace"), steps, number(base, "logspace"),
-                        to_optional_dtype(dtype), to_device(device));
+                        to_optional_dtype(dtype), factory_device(device));
     if (requires_grad) t.requires_grad_(true);
     return t;
   }, py::arg("start"), py::arg("end"), py::arg("steps"), py::arg("base") = 10.0, py::kw_only(),

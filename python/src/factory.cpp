@@ -1,5 +1,6 @@
 // Creation functions: zeros, ones, full, empty, arange, linspace, eye, *_like.
 #include "bind.h"
+#include "default_device.h"
 
 namespace ember::python {
 
@@ -11,13 +12,18 @@ Tensor finish(Tensor t, bool requires_grad) {
 }  // namespace
 
 void init_factory(py::module_& m) {
+  // The per-thread default device behind ember.set_default_device (python/ember/_default_device.py).
+  m.def("_set_default_device", [](py::object device) {
+    set_default_device(device.is_none() ? std::nullopt : std::optional<Device>(to_device(device)));
+  }, py::arg("device"));
+  m.def("_get_default_device", [] { return default_device(); });
   auto sized = [&m](const char* name, auto make) {
     m.def(name, [make, name](py::args args, py::object size, py::object dtype, py::object device, bool requires_grad) {
       EMBER_CHECK(size.is_none() != (args.size() == 0), TypeError, name,
                   size.is_none() ? ": missing the size argument" : ": size given both positionally and as a keyword");
       Shape shape = size.is_none() ? shape_from_args(args, name) : to_int_list(size, name);
       check_size_nonnegative(shape, name);
-      return finish(make(shape, to_optional_dtype(dtype).value_or(default_float_dtype()), to_device(device)),
+      return finish(make(shape, to_optional_dtype(dtype).value_or(default_float_dtype()), factory_device(device)),
                     requires_grad);
     }, py::kw_only(), py::arg("size") = py::none(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
        py::arg("requires_grad") = false);
@@ -27,7 +33,7 @@ void init_factory(py::module_& m) {
   sized("empty", [](const Shape& s, DType d, Device dev) { return empty(s, d, dev); });
   m.def("full", [](py::object size, py::object value, py::object dtype, py::object device, bool requires_grad) {
     const Scalar v = to_scalar(value, "full");
-    return finish(full(to_int_list(size, "full"), v, to_optional_dtype(dtype), to_device(device)), requires_grad);
+    return finish(full(to_int_list(size, "full"), v, to_optional_dtype(dtype), factory_device(device)), requires_grad);
   }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
 
@@ -62,7 +68,7 @@ void init_factory(py::module_& m) {
       start = to_scalar(a, "arange");
       end = to_scalar(b, "arange");
     }
-    return finish(arange(start, end, to_scalar(step, "arange"), to_optional_dtype(dtype), to_device(device)),
+    return finish(arange(start, end, to_scalar(step, "arange"), to_optional_dtype(dtype), factory_device(device)),
                   requires_grad);
   }, py::arg("start") = py::none(), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
      py::arg("dtype") = py::none(),
@@ -70,12 +76,12 @@ void init_factory(py::module_& m) {
   m.def("linspace", [](py::object start, py::object end, int64_t steps, py::object dtype, py::object device,
                        bool requires_grad) {
     return finish(linspace(to_scalar(start, "linspace").to_double(), to_scalar(end, "linspace").to_double(), steps,
-                           to_optional_dtype(dtype), to_device(device)),
+                           to_optional_dtype(dtype), factory_device(device)),
                   requires_grad);
   }, py::arg("start"), py::arg("end"), py::arg("steps"), py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
   m.def("eye", [](int64_t n, std::optional<int64_t> mcols, py::object dtype, py::object device, bool requires_grad) {
-    return finish(eye(n, mcols, to_optional_dtype(dtype).value_or(default_float_dtype()), to_device(device)),
+    return finish(eye(n, mcols, to_optional_dtype(dtype).value_or(default_float_dtype()), factory_device(device)),
                   requires_grad);
   }, py::arg("n"), py::arg("m") = py::none(), py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);

@@ -1,6 +1,7 @@
 // Bindings of the random family: generators and seeding, sampling functions,
 // and the in-place Tensor fills, with torch's signatures.
 #include "bind.h"
+#include "default_device.h"
 
 namespace ember::python {
 
@@ -82,7 +83,7 @@ void init_random(py::module_& m) {
                              py::object device, bool requires_grad) {
       const Shape shape = size_arg(args, size, name);
       const DType dt = to_optional_dtype(dtype).value_or(default_float_dtype());
-      return finish(make(shape, dt, to_device(device), to_generator(generator)), requires_grad);
+      return finish(make(shape, dt, factory_device(device), to_generator(generator)), requires_grad);
     }, py::kw_only(), py::arg("size") = py::none(), py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false);
   };
@@ -114,14 +115,14 @@ void init_random(py::module_& m) {
     const int64_t lo = low.is_none() ? 0 : to_scalar(low, "randint").to_int();
     const int64_t hi = to_scalar(high, "randint").to_int();
     const DType dt = to_optional_dtype(dtype).value_or(DType::Int64);
-    return finish(randint(lo, hi, to_int_list(size, "randint"), dt, to_device(device), to_generator(generator)),
+    return finish(randint(lo, hi, to_int_list(size, "randint"), dt, factory_device(device), to_generator(generator)),
                   requires_grad);
   }, py::kw_only(), py::arg("low") = py::none(), py::arg("high") = py::none(), py::arg("size") = py::none(),
      py::arg("generator") = py::none(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
      py::arg("requires_grad") = false);
 
   m.def("randperm", [](int64_t n, py::object generator, py::object dtype, py::object device, bool requires_grad) {
-    return finish(randperm(n, to_optional_dtype(dtype).value_or(DType::Int64), to_device(device),
+    return finish(randperm(n, to_optional_dtype(dtype).value_or(DType::Int64), factory_device(device),
                            to_generator(generator)), requires_grad);
   }, py::arg("n"), py::kw_only(), py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
@@ -159,7 +160,7 @@ void init_random(py::module_& m) {
       EMBER_CHECK(!size.is_none(), TypeError, "normal: with float mean and std, the size argument is required");
       out = normal(to_scalar(mean, "normal").to_double(), to_scalar(std, "normal").to_double(),
                    to_int_list(size, "normal"), to_optional_dtype(dtype).value_or(default_float_dtype()),
-                   to_device(device), g);
+                   factory_device(device), g);
     }
     EMBER_CHECK(size.is_none() || !(tm || ts) || to_int_list(size, "normal") == out.shape(), Error,
                 "normal: size ", shape_str(to_int_list(size, "normal")), " does not match the shape ",

@@ -3,6 +3,7 @@
 #include <ember/core/ops/windows.h>
 
 #include "bind.h"
+#include "default_device.h"
 
 namespace ember::python {
 
@@ -127,7 +128,7 @@ void init_shape(py::module_& m) {
       .def("unfold", &ember::unfold, py::arg("dimension"), py::arg("size"), py::arg("step"));
   auto triangle = [&m](const char* name, Tensor (*fn)(int64_t, int64_t, int64_t, DType, Device)) {
     m.def(name, [fn](int64_t row, int64_t col, int64_t offset, py::object dtype, py::object device, py::object) {
-      return fn(row, col, offset, to_optional_dtype(dtype).value_or(DType::Int64), to_device(device));
+      return fn(row, col, offset, to_optional_dtype(dtype).value_or(DType::Int64), factory_device(device));
     }, py::arg("row"), py::arg("col"), py::arg("offset") = 0, py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("layout") = py::none());
   };

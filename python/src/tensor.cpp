@@ -2,6 +2,7 @@
 #include <pybind11/numpy.h>
 
 #include "bind.h"
+#include "default_device.h"
 
 namespace ember::python {
 
@@ -155,7 +156,7 @@ void init_tensor(py::module_& m) {
       .def_property_readonly("_version", &Tensor::version);
 
   m.def("tensor", [](py::object data, py::object dtype, py::object device, bool requires_grad) {
-    Tensor t = tensor_from_data(data, to_optional_dtype(dtype), to_device(device));
+    Tensor t = tensor_from_data(data, to_optional_dtype(dtype), factory_device(device));
     if (requires_grad) t.requires_grad_(true);
     return t;
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
@@ -163,12 +164,15 @@ void init_tensor(py::module_& m) {
   m.def("as_tensor", [](py::object data, py::object dtype, py::object device) {
     if (py::isinstance<Tensor>(data)) {
       Tensor t = data.cast<Tensor>();
-      return t.to(to_device(device, t.device()), to_optional_dtype(dtype).value_or(t.dtype()));
+      // As torch: a default device set with set_default_device moves the tensor there.
+      const Device dev = device.is_none() ? default_device().value_or(t.device()) : to_device(device);
+      return t.to(dev, to_optional_dtype(dtype).value_or(t.dtype()));
     }
-    if (py::isinstance<py::array>(data) && dtype.is_none() && device.is_none()) {
+    const Device dev = factory_device(device);
+    if (py::isinstance<py::array>(data) && dtype.is_none() && device.is_none() && dev.is_cpu()) {
       return from_numpy(py::array::ensure(data));
     }
-    return tensor_from_data(data, to_optional_dtype(dtype), to_device(device));
+    return tensor_from_data(data, to_optional_dtype(dtype), dev);
   }, py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   m.def("from_numpy", [](py::object obj) {
     EMBER_CHECK(py::isinstance<py::array>(obj), TypeError, "from_numpy: expected np.ndarray (got ",
