@@ -1,9 +1,8 @@
 // The conv family on the CPU. Each op lays a chunk of the batch out as one
 // column matrix [C*KH*KW, nb*OH*OW] (im2col) so that a group costs a single
 // large GEMM; col2im is the adjoint scatter used by the transposed conv.
-// The GEMMs run on the BLAS's own threads; im2col/col2im are written as
-// parallel loops over (image, channel) pairs but kept on one thread for now
-// (see grain_for).
+// The GEMMs split across ember's threads (core/cpu/blas.h); im2col/col2im
+// run as parallel loops over (image, channel) pairs.
 #include <ember/core/cpu/conv.h>
 
 #include <algorithm>
@@ -108,12 +107,11 @@ void col2im_channel(const T* col, T* x, int64_t ld, int64_t col0, const Dims2& d
   }
 }
 
-// Work items per thread chunk for the data movement around the GEMMs. It
-// runs on the calling thread: OpenBLAS's workers keep spinning after each
-// GEMM, and an OpenMP region forked between two GEMMs fights them for the
-// cores. On 2 shared cores that turned a 70 ms MNIST training step into
-// 1000 ms more often than not, for a few ms saved in im2col.
-int64_t grain_for(int64_t) { return std::numeric_limits<int64_t>::max(); }
+// Work items per thread chunk for the data movement around the GEMMs (each
+// item moves `per_item` elements). The BLAS runs single-threaded inside
+// ember's one OpenMP pool (docs/architecture.md), so these loops share the
+// cores with the GEMMs instead of fighting a second pool's spinning workers.
+int64_t grain_for(int64_t per_item) { return std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(per_item, 1)); }
 
 // im2col of images [n0, n0+nb) of x [N, C, H, W] into col [C*KH*KW, nb*L].
 template <class T>
