@@ -284,7 +284,7 @@ def test_interpolate_matches_torch():
         x = RNG.standard_normal(shape)
         spatial = len(shape) - 2
         modes = ["nearest", "nearest-exact", {1: "linear", 2: "bilinear", 3: "trilinear"}[spatial]]
-        modes += ["area"] if spatial < 3 else []
+        modes += ["area"]
         for mode in modes:
             for kw in [dict(size=7), dict(size=3), dict(scale_factor=2), dict(scale_factor=1.7),
                        dict(scale_factor=0.6), dict(scale_factor=2.5, recompute_scale_factor=True), dict(size=1)]:

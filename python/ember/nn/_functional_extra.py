@@ -76,7 +76,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resizes the spatial dimensions of [N, C, *spatial] input (3-D, 4-D or 5-D) to `size` or by
     `scale_factor`, as torch.nn.functional.interpolate. Modes: nearest, nearest-exact, linear (3-D),
-    bilinear (4-D), bicubic (4-D), trilinear (5-D), area (adaptive average pooling, 3-D/4-D); antialias
+    bilinear (4-D), bicubic (4-D), trilinear (5-D), area (adaptive average pooling); antialias
     for bilinear and bicubic. Interpolating modes resample one dimension at a time (gather each output's
     source taps, weight them), which is the same function as the 2-D / 3-D formula."""
     if not isinstance(input, ember.Tensor):
@@ -117,7 +117,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return _C._nn.adaptive_avg_pool1d(input, out_size)
         if spatial == 2:
             return _C._nn.adaptive_avg_pool2d(input, out_size)
-        raise NotImplementedError("interpolate: mode 'area' supports 3-D and 4-D inputs in ember")
+        from ember.nn._functional_3d import adaptive_avg_pool3d
+        return adaptive_avg_pool3d(input, out_size)
     out = input
     integral = not input.is_floating_point() and mode not in ("nearest", "nearest-exact")
     if integral:  # weighted sums in float32, rounded back (torch's uint8 bilinear)
