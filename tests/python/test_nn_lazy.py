@@ -31,6 +31,8 @@ def test_uninitialized_parameter_and_buffer():
     (lambda: nn.LazyConv2d(4, 3), ember.randn(6, 5, 5), nn.Conv2d, (4, 6, 3, 3)),  # unbatched
     (lambda: nn.LazyConvTranspose1d(4, 3, stride=2), ember.randn(2, 6, 5), nn.ConvTranspose1d, (6, 4, 3)),
     (lambda: nn.LazyConvTranspose2d(4, 2, groups=2), ember.randn(1, 6, 3, 3), nn.ConvTranspose2d, (6, 2, 2, 2)),
+    (lambda: nn.LazyConv3d(4, 3, padding=1), ember.randn(1, 2, 4, 5, 3), nn.Conv3d, (4, 2, 3, 3, 3)),
+    (lambda: nn.LazyConvTranspose3d(4, 2, stride=2), ember.randn(2, 3, 2, 3, 2), nn.ConvTranspose3d, (3, 4, 2, 2, 2)),
 ])
 def test_first_forward_materializes_and_matches_the_regular_module(make, x, regular, weight_shape):
     m = make()
@@ -42,7 +44,7 @@ def test_first_forward_materializes_and_matches_the_regular_module(make, x, regu
     # the regular module's forward with the same weights gives the same output
     np.testing.assert_allclose(out.detach().numpy(), regular.forward(m, x).detach().numpy(), rtol=1e-6)
     # torch's default init: weights bounded by 1/sqrt(fan_in) (kaiming_uniform a=sqrt(5)), not left as garbage
-    fan_in = int(np.prod(weight_shape[1:])) if regular not in (nn.ConvTranspose1d, nn.ConvTranspose2d) else \
+    fan_in = int(np.prod(weight_shape[1:])) if regular not in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d) else \
         int(weight_shape[1] * np.prod(weight_shape[2:]))
     bound = 1 / np.sqrt(fan_in)
     assert np.abs(m.weight.detach().numpy()).max() <= bound + 1e-6
@@ -62,6 +64,7 @@ def test_lazy_linear_matches_linear_math():
 @pytest.mark.parametrize("make, x, regular", [
     (lambda: nn.LazyBatchNorm1d(), ember.randn(8, 3), nn.BatchNorm1d),
     (lambda: nn.LazyBatchNorm2d(momentum=0.5), ember.randn(4, 3, 2, 2), nn.BatchNorm2d),
+    (lambda: nn.LazyBatchNorm3d(), ember.randn(2, 3, 2, 2, 2), nn.BatchNorm3d),
     (lambda: nn.LazyInstanceNorm1d(affine=True, track_running_stats=True), ember.randn(2, 3, 5), nn.InstanceNorm1d),
     (lambda: nn.LazyInstanceNorm2d(), ember.randn(2, 3, 4, 4), nn.InstanceNorm2d),
     (lambda: nn.LazyInstanceNorm2d(affine=False, track_running_stats=False), ember.randn(2, 3, 4, 4),

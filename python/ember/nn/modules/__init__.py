@@ -42,6 +42,7 @@ from ember.nn.modules.conv_extra import Conv3d, ConvTranspose1d, ConvTranspose3d
 from ember.nn.modules.pooling_lp import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
 from ember.nn.modules.pooling3d import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d,  # noqa: F401
                                         MaxPool3d, MaxUnpool3d)
-from ember.nn.modules.lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: F401
-                                  LazyConvTranspose1d, LazyConvTranspose2d, LazyInstanceNorm1d, LazyInstanceNorm2d,
-                                  LazyInstanceNorm3d, LazyLinear)
+from ember.nn.modules.lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d,  # noqa: F401
+                                  LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                                  LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+                                  LazyLinear)

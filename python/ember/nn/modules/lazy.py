@@ -1,4 +1,4 @@
-"""Lazy modules (torch.nn.LazyLinear, LazyConv*, LazyBatchNorm*, LazyInstanceNorm*):
+"""Lazy modules (torch.nn.LazyLinear, LazyConv*, LazyConvTranspose*, LazyBatchNorm*, LazyInstanceNorm*, 1-D to 3-D):
 the input size (in_features, in_channels, num_features) is read from the first
 input. Until then the weights are UninitializedParameters; the first forward
 materializes them, runs the usual initialization and turns the module into its
@@ -13,10 +13,10 @@ import itertools
 import ember
 from ember.nn._uninitialized import UninitializedBuffer, UninitializedParameter, is_lazy
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose2d
-from ember.nn.modules.conv_extra import ConvTranspose1d
+from ember.nn.modules.conv_extra import Conv3d, ConvTranspose1d, ConvTranspose3d
 from ember.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from ember.nn.modules.linear import Linear
-from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d
+from ember.nn.modules.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 
 __all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
@@ -196,6 +196,26 @@ class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
         self._lazy_init(out_channels, bias, device, dtype)
 
 
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
+                         dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
 class _LazyNormMixin(LazyModuleMixin):
     """num_features from the channel dimension of the first input."""
 
@@ -237,6 +257,10 @@ class LazyBatchNorm1d(_LazyNormMixin, BatchNorm1d):
 
 class LazyBatchNorm2d(_LazyNormMixin, BatchNorm2d):
     cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormMixin, BatchNorm3d):
+    cls_to_become = BatchNorm3d
 
 
 class _LazyInstanceNormMixin(_LazyNormMixin):
