@@ -311,3 +311,80 @@ def matrix_exp(A):
     for _ in range(s):
         E = E @ E
     return E
+
+
+# ---- LinAlgError: the numerical failures (singular, not positive-definite, no convergence) as torch's
+# subclass of RuntimeError, so `except ember.linalg.LinAlgError` and `except RuntimeError` both catch them.
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine could not finish on this input (torch.linalg.LinAlgError)."""
+
+
+_NUMERICAL_FAILURES = ("singular", "not positive-definite", "converge")
+
+
+def _raising_linalg_error(fn):
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LinAlgError:
+            raise
+        except RuntimeError as e:
+            if any(phrase in str(e) for phrase in _NUMERICAL_FAILURES):
+                raise LinAlgError(str(e)) from None
+            raise
+    return wrapper
+
+
+cholesky, inv, solve, eigh, eigvalsh, svd, svdvals, matrix_power, lu_factor, pinv = map(
+    _raising_linalg_error, (cholesky, inv, solve, eigh, eigvalsh, svd, svdvals, matrix_power, lu_factor, pinv))
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of A's matrices (a view), as torch.linalg.diagonal."""
+    return ember.diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """[..., n, N] with columns x^0, x^1, ..., x^(N-1) (increasing powers, torch.linalg.vander)."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else int(N)
+    if N is not None and n <= 1:
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N}")
+    powers = ember.arange(n, device=x.device)
+    base = x if x.dtype.is_floating_point else x.to(ember.int64)
+    return base.unsqueeze(-1) ** powers.to(base.dtype)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of A read as a linear map from its first `ind` dims to the rest (torch.linalg.tensorinv)."""
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(*in_shape, *out_shape)
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.ndim) == B (torch.linalg.tensorsolve); `dims` moves those dims of A last."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        order = [d for d in range(A.dim()) if d not in dims] + dims
+        A = A.permute(*order)
+    rows = B.numel()
+    x_shape = tuple(A.shape[B.dim():])
+    cols = math.prod(x_shape)
+    if rows != cols:
+        raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(x_shape)
+
+
+__all__ += ["LinAlgError", "diagonal", "vander", "tensorinv", "tensorsolve"]

@@ -185,3 +185,23 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             for r in idx.tolist():
                 tensor[r, c] = 0.0
     return tensor
+
+
+# ---- the deprecated spellings without the trailing underscore, as torch keeps them (with its warning)
+
+def _deprecated(new):
+    import functools
+    import warnings
+
+    @functools.wraps(new)
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{new.__name__[:-1]}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    old.__name__ = new.__name__[:-1]
+    return old
+
+
+uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, \
+    orthogonal, sparse = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_,
+                                           xavier_normal_, kaiming_uniform_, kaiming_normal_, orthogonal_, sparse_))
