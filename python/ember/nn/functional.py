@@ -264,4 +264,5 @@ from ember.nn._functional_pool import *  # noqa: E402,F401,F403
 from ember.nn._functional_grid import *  # noqa: E402,F401,F403
 from ember.nn._functional_3d import *  # noqa: E402,F401,F403
 from ember.nn._functional_ctc import *  # noqa: E402,F401,F403
+from ember.nn._functional_mha import *  # noqa: E402,F401,F403
 native_channel_shuffle = channel_shuffle  # noqa: F405  (torch's name for the same op)
