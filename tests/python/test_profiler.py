@@ -46,7 +46,8 @@ def _tiny_model():
 
 def _originals():
     return (ember.add, ember.nn.functional.linear, vars(ember.Tensor)["__add__"], vars(ember.Tensor)["sum"],
-            vars(ember.Tensor)["backward"], vars(nn.Module)["__call__"], ember.autograd.grad)
+            vars(ember.Tensor)["backward"], vars(nn.Module)["__call__"], ember.autograd.grad,
+            vars(ember.optim.SGD)["step"], vars(ember.optim.Optimizer)["zero_grad"], vars(ember.Tensor)["grad"])
 
 
 # ---- events ----
@@ -124,6 +125,48 @@ def test_events_of_other_threads_have_their_own_parents():
     events = {e.name: e for e in prof.events()}
     assert events["in_thread"].cpu_parent is None  # not a child of the main thread's region
     assert events["in_thread"].thread != events["main"].thread
+
+
+
+def _train(steps, optimizer_cls, **kwargs):
+    model = _tiny_model()
+    opt = optimizer_cls(model.parameters(), **kwargs)
+    x, y = ember.randn(6, 4), ember.randn(6, 2)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("optimizer_cls,kwargs", [(ember.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                                                  (ember.optim.Adam, dict(lr=0.01))])
+def test_training_under_a_profile_is_unchanged_and_names_optimizer_steps(optimizer_cls, kwargs):
+    ember.manual_seed(1)
+    plain = _train(3, optimizer_cls, **kwargs)
+    ember.manual_seed(1)
+    with profile(record_shapes=True, with_stack=True) as prof:
+        profiled = _train(3, optimizer_cls, **kwargs)
+    for a, b in zip(plain, profiled):
+        ember.testing.assert_close(a, b, rtol=0, atol=0)
+    avg = _averages(prof)
+    name = optimizer_cls.__name__
+    assert avg[f"Optimizer.step#{name}.step"].count == 3  # torch's names
+    assert avg[f"Optimizer.zero_grad#{name}.zero_grad"].count == 3
+    assert avg["autograd::backward"].count == 3
+
+
+def test_tensor_properties_stay_properties_while_recording():
+    kinds = {n: type(v) for n, v in vars(ember.Tensor).items()}
+    with profile():
+        during = {n: type(v) for n, v in vars(ember.Tensor).items()}
+        t = ember.ones(2, requires_grad=True)
+        t.sum().backward()
+        assert isinstance(t.grad, ember.Tensor)  # .grad is the gradient, not autograd.grad
+    for n, kind in kinds.items():
+        if kind is property:
+            assert during[n] is property, n
 
 
 # ---- wrapping only while recording ----
@@ -422,3 +465,12 @@ def test_cuda_path_with_a_simulated_gpu(monkeypatch):
     assert _rows(table)[0].split()[0] == "inner"
     assert table.splitlines()[-1].startswith("Self CUDA time total: ")
     assert "1000 B" in table
+
+
+def test_shapes_of_uninitialized_lazy_parameters_are_not_an_error():
+    model = nn.LazyLinear(3)
+    with profile(record_shapes=True) as prof:
+        state = model.state_dict()  # detaches an UninitializedParameter, whose .shape raises
+        model(ember.ones(2, 4))
+    assert set(state) == {"weight", "bias"}
+    assert _averages(prof)["nn.Module: LazyLinear"].count == 1

@@ -2,7 +2,8 @@
 
 ember has no central dispatcher to hook, so profiling replaces, for its duration, the
 public functions of `ember` and `ember.nn.functional`, the methods and operators of
-`ember.Tensor`, `autograd.backward` / `autograd.grad` and `nn.Module.__call__` with
+`ember.Tensor`, `autograd.backward` / `autograd.grad`, `nn.Module.__call__` and the
+optimizers' `step` / `zero_grad` with
 wrappers that open an event around the call. remove() puts every original back, so
 nothing is wrapped (and nothing costs) outside a profile. A wrapper that outlives its
 profile (someone kept a reference) just calls through.
@@ -67,15 +68,16 @@ def _op_wrapper(fn, event_name):
     return timed
 
 
-def _module_call_wrapper(call):
-    @functools.wraps(call)
+def _self_named_wrapper(method, kind, name_of):
+    """A wrapper for a method whose event is named after its instance (the module's class)."""
+    @functools.wraps(method)
     def timed(self, *args, **kwargs):
         recorder = _recorder.active
         if recorder is None:
-            return call(self, *args, **kwargs)
-        ev = recorder.begin("nn.Module: " + type(self).__name__, "module", args, kwargs)
+            return method(self, *args, **kwargs)
+        ev = recorder.begin(name_of(self), kind, args, kwargs)
         try:
-            result = call(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
         except BaseException:
             recorder.end(ev)
             raise
@@ -83,6 +85,26 @@ def _module_call_wrapper(call):
         return result
     timed.__wrapped_by_ember_profiler__ = True
     return timed
+
+
+def _module_event(module):
+    return "nn.Module: " + type(module).__name__
+
+
+def _optimizer_event(method):
+    # torch's names: "Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad"
+    return lambda opt: f"Optimizer.{method}#{type(opt).__name__}.{method}"
+
+
+def _subclasses(cls):
+    """cls and every class derived from it, each once (a diamond reaches one twice)."""
+    out, todo = [], [cls]
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.append(c)
+            todo.extend(c.__subclasses__())
+    return out
 
 
 def _targets():
@@ -98,7 +120,7 @@ def _targets():
     for name, obj in vars(ember.Tensor).items():
         if name in _OPERATORS:
             out.append((ember.Tensor, name, "ember::" + _OPERATORS[name]))
-        elif name in _AUTOGRAD_NAMES:
+        elif name == "backward":  # (Tensor.grad is the gradient property, not autograd.grad)
             out.append((ember.Tensor, name, _AUTOGRAD_NAMES[name]))
         elif _wants(name) and _is_plain_callable(obj):
             out.append((ember.Tensor, name, "ember::" + name))
@@ -107,11 +129,22 @@ def _targets():
     return out
 
 
+def _method_targets():
+    """(class, method, event kind, event name from the instance) of module calls and optimizer steps."""
+    import ember.nn
+    import ember.optim
+    out = [(ember.nn.Module, "__call__", "module", _module_event)]
+    for cls in _subclasses(ember.optim.Optimizer):
+        for method in ("step", "zero_grad"):
+            if method in vars(cls) and not getattr(vars(cls)[method], "__wrapped_by_ember_profiler__", False):
+                out.append((cls, method, "optimizer", _optimizer_event(method)))
+    return out
+
+
 def install():
     """Wraps every target; a second call before remove() does nothing."""
     if _installed:
         return
-    import ember.nn
     try:
         for owner, name, event in _targets():
             original = vars(owner)[name]
@@ -119,10 +152,10 @@ def install():
                 continue
             setattr(owner, name, _op_wrapper(original, event))
             _installed.append((owner, name, original))
-        module = ember.nn.Module
-        original = vars(module)["__call__"]
-        setattr(module, "__call__", _module_call_wrapper(original))
-        _installed.append((module, "__call__", original))
+        for owner, name, kind, name_of in _method_targets():
+            original = vars(owner)[name]
+            setattr(owner, name, _self_named_wrapper(original, kind, name_of))
+            _installed.append((owner, name, original))
     except BaseException:
         remove()
         raise
@@ -134,6 +167,3 @@ def remove():
         owner, name, original = _installed.pop()
         setattr(owner, name, original)
 
-
-def installed():
-    return bool(_installed)

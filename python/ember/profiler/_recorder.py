@@ -32,9 +32,12 @@ def _shape_of(value, tensor):
 
 def _input_shapes(args, kwargs):
     from ember._C import Tensor
-    shapes = [_shape_of(a, Tensor) for a in args]
-    if kwargs:
-        shapes += [_shape_of(v, Tensor) for v in kwargs.values()]
+    try:
+        shapes = [_shape_of(a, Tensor) for a in args]
+        if kwargs:
+            shapes += [_shape_of(v, Tensor) for v in kwargs.values()]
+    except Exception:  # a tensor without a shape yet (an uninitialized lazy parameter): record none
+        return ()
     return tuple(shapes)
 
 
@@ -55,11 +58,18 @@ def _caller_stack():
     return out
 
 
+def _is_cuda(value):
+    try:
+        return getattr(value, "is_cuda", False) is True
+    except Exception:  # an uninitialized lazy parameter raises on every attribute
+        return False
+
+
 def _touches_cuda(value):
-    if getattr(value, "is_cuda", False) is True:
+    if _is_cuda(value):
         return True
     if isinstance(value, (list, tuple)):
-        return any(getattr(v, "is_cuda", False) is True for v in value)
+        return any(_is_cuda(v) for v in value)
     return False
 
 
@@ -91,12 +101,13 @@ class Recorder:
         return stack
 
     def begin(self, name, kind, args=(), kwargs=None):
-        """Opens an event; kind is "op", "module" or "annotation". Returns None for an op
-        called directly by an op of the same name (a method delegating to its function)."""
+        """Opens an event; kind is "op", "module", "optimizer" or "annotation". Returns None for
+        an op or optimizer step called directly by one of the same name (a method delegating to
+        its function, a step calling its base class's step)."""
         enter = time.perf_counter_ns()
         stack = self._stack()
         parent = stack[-1] if stack else None
-        if kind == "op" and parent is not None and parent.kind == "op" and parent.name == name:
+        if kind in ("op", "optimizer") and parent is not None and parent.kind == kind and parent.name == name:
             return None
         ev = _Open()
         ev.name, ev.kind, ev.parent, ev.children = name, kind, parent, []

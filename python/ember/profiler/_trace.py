@@ -7,7 +7,8 @@ import socket
 import time
 
 # The trace category of each kind of event, as torch names them.
-CATEGORY = {"op": "cpu_op", "module": "python_function", "annotation": "user_annotation"}
+CATEGORY = {"op": "cpu_op", "module": "python_function", "optimizer": "user_annotation",
+            "annotation": "user_annotation"}
 
 
 def trace_dict(events, origin_epoch_us=0.0):
