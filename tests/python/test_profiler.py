@@ -157,6 +157,18 @@ def test_training_under_a_profile_is_unchanged_and_names_optimizer_steps(optimiz
     assert avg["autograd::backward"].count == 3
 
 
+@pytest.mark.parametrize("workers", [0, 1])
+def test_dataloader_batches_are_events(workers):
+    from ember.utils.data import DataLoader, TensorDataset
+    loader = DataLoader(TensorDataset(ember.arange(8.0)), batch_size=2, num_workers=workers)
+    with profile() as prof:
+        batches = [b for (b,) in loader]
+    assert len(batches) == 4
+    keys = [k for k in _averages(prof) if k.startswith("enumerate(DataLoader)#")]
+    assert len(keys) == 1 and keys[0].endswith(".__next__")
+    assert _averages(prof)[keys[0]].count == 5  # four batches and the StopIteration, as torch counts
+
+
 def test_tensor_properties_stay_properties_while_recording():
     kinds = {n: type(v) for n, v in vars(ember.Tensor).items()}
     with profile():

@@ -2,8 +2,8 @@
 
 ember has no central dispatcher to hook, so profiling replaces, for its duration, the
 public functions of `ember` and `ember.nn.functional`, the methods and operators of
-`ember.Tensor`, `autograd.backward` / `autograd.grad`, `nn.Module.__call__` and the
-optimizers' `step` / `zero_grad` with
+`ember.Tensor`, `autograd.backward` / `autograd.grad`, `nn.Module.__call__`, the
+optimizers' `step` / `zero_grad` and the DataLoader iterators' `__next__` with
 wrappers that open an event around the call. remove() puts every original back, so
 nothing is wrapped (and nothing costs) outside a profile. A wrapper that outlives its
 profile (someone kept a reference) just calls through.
@@ -96,6 +96,11 @@ def _optimizer_event(method):
     return lambda opt: f"Optimizer.{method}#{type(opt).__name__}.{method}"
 
 
+def _loader_event(iterator):
+    # torch's name for fetching a batch: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    return f"enumerate(DataLoader)#{type(iterator).__name__}.__next__"
+
+
 def _subclasses(cls):
     """cls and every class derived from it, each once (a diamond reaches one twice)."""
     out, todo = [], [cls]
@@ -130,14 +135,19 @@ def _targets():
 
 
 def _method_targets():
-    """(class, method, event kind, event name from the instance) of module calls and optimizer steps."""
+    """(class, method, event kind, event name from the instance) of module calls, optimizer
+    steps and DataLoader batches."""
     import ember.nn
     import ember.optim
+    from ember.utils.data import dataloader
     out = [(ember.nn.Module, "__call__", "module", _module_event)]
     for cls in _subclasses(ember.optim.Optimizer):
         for method in ("step", "zero_grad"):
             if method in vars(cls) and not getattr(vars(cls)[method], "__wrapped_by_ember_profiler__", False):
-                out.append((cls, method, "optimizer", _optimizer_event(method)))
+                out.append((cls, method, "call", _optimizer_event(method)))
+    for cls in (getattr(dataloader, "_SingleProcessIter", None), getattr(dataloader, "_MultiProcessIter", None)):
+        if cls is not None and "__next__" in vars(cls):
+            out.append((cls, "__next__", "call", _loader_event))
     return out
 
 

@@ -101,13 +101,13 @@ class Recorder:
         return stack
 
     def begin(self, name, kind, args=(), kwargs=None):
-        """Opens an event; kind is "op", "module", "optimizer" or "annotation". Returns None for
-        an op or optimizer step called directly by one of the same name (a method delegating to
-        its function, a step calling its base class's step)."""
+        """Opens an event; kind is "op", "module", "call" (optimizer step, DataLoader batch) or
+        "annotation". Returns None for an op or call made directly by one of the same name (a
+        method delegating to its function, a step calling its base class's step)."""
         enter = time.perf_counter_ns()
         stack = self._stack()
         parent = stack[-1] if stack else None
-        if kind in ("op", "optimizer") and parent is not None and parent.kind == kind and parent.name == name:
+        if kind in ("op", "call") and parent is not None and parent.kind == kind and parent.name == name:
             return None
         ev = _Open()
         ev.name, ev.kind, ev.parent, ev.children = name, kind, parent, []

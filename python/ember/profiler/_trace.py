@@ -7,7 +7,7 @@ import socket
 import time
 
 # The trace category of each kind of event, as torch names them.
-CATEGORY = {"op": "cpu_op", "module": "python_function", "optimizer": "user_annotation",
+CATEGORY = {"op": "cpu_op", "module": "python_function", "call": "user_annotation",
             "annotation": "user_annotation"}
 
 
