@@ -114,6 +114,12 @@ def test_exception_classes_match_torch():
                [getattr(t, a) for a in ("msg", "error_index", "error_pid", "exit_code", "signal_name")]
 
 
+def test_spawn_context_is_the_deprecated_name():
+    with pytest.warns(UserWarning, match="renamed to ProcessContext"):
+        ctx = mp.SpawnContext([], [])
+    assert isinstance(ctx, mp.ProcessContext) and ctx.join() is True  # nothing to wait for
+
+
 def test_sharing_strategies():
     assert mp.get_sharing_strategy() in mp.get_all_sharing_strategies()
     with pytest.raises(AssertionError):
