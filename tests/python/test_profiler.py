@@ -497,3 +497,21 @@ def test_nothing_is_wrapped_outside_the_recorded_steps():
             prof.step()
     assert wrapped_at == [False, False, True, False]  # wait, warmup, active, after the last cycle
     assert vars(ember.Tensor)["__add__"] is original
+
+
+def test_export_stacks_gzip_and_metadata(tmp_path):
+    import gzip
+    with profile(with_stack=True) as prof:
+        ember.ones(2) * 3.0
+    prof.add_metadata("run", "a")
+    prof.add_metadata_json("config", '{"lr": 0.1}')
+    prof.export_chrome_trace(str(tmp_path / "t.json.gz"))
+    with gzip.open(tmp_path / "t.json.gz", "rt") as f:
+        trace = json.load(f)
+    assert trace["run"] == "a" and trace["config"] == {"lr": 0.1}
+    assert any(e.get("name") == "ember::mul" for e in trace["traceEvents"])
+    prof.export_stacks(str(tmp_path / "stacks.txt"))
+    lines = (tmp_path / "stacks.txt").read_text().splitlines()
+    mul = [line for line in lines if line.rsplit(" ", 1)[0].endswith(";ember::mul")]
+    assert len(mul) == 1 and "test_export_stacks_gzip_and_metadata" in mul[0]
+    assert int(mul[0].rsplit(" ", 1)[1]) >= 0

@@ -39,16 +39,15 @@ def trace_dict(events, origin_epoch_us=0.0):
     return {"schemaVersion": 1, "traceName": "ember", "displayTimeUnit": "ms", "traceEvents": out}
 
 
-def write_chrome_trace(events, path, origin_epoch_us=None):
-    if origin_epoch_us is None:
-        origin_epoch_us = getattr(events, "_origin_epoch_us", 0.0)
-    data = json.dumps(trace_dict(events, origin_epoch_us))
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            f.write(data)
-    else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(data)
+def write_chrome_trace(events, path, metadata=None):
+    """Writes trace_dict(events) to path (gzipped when it ends in .gz); `metadata` entries go at
+    the trace's top level, where torch puts add_metadata's."""
+    trace = trace_dict(events, getattr(events, "_origin_epoch_us", 0.0))
+    trace.update(metadata or {})
+    data = json.dumps(trace)
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as f:
+        f.write(data)
 
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):

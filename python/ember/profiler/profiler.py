@@ -160,15 +160,7 @@ class _Session:
         return self._results().total_average()
 
     def export_chrome_trace(self, path):
-        events = self._results()
-        data_path = str(path)
-        _trace.write_chrome_trace(events, data_path)
-        if self._metadata:  # add_metadata entries go at the top level of the trace, as torch puts them
-            import json
-            trace = _trace.trace_dict(events, events._origin_epoch_us)
-            trace.update(self._metadata)
-            with open(data_path, "w", encoding="utf-8") as f:
-                json.dump(trace, f)
+        _trace.write_chrome_trace(self._results(), str(path), self._metadata)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Folded stacks ("outer;inner value" lines, for flamegraph.pl / speedscope) of the events
