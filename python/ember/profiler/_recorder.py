@@ -75,7 +75,7 @@ def _touches_cuda(value):
 
 class _Open:
     """An event being timed."""
-    __slots__ = ("name", "kind", "parent", "children", "start_ns", "end_ns", "device_ns", "memory", "shapes",
+    __slots__ = ("name", "kind", "parent", "start_ns", "end_ns", "device_ns", "memory", "shapes",
                  "stack", "overhead_ns", "enter_ns", "mem0", "cuda", "thread")
 
 
@@ -86,7 +86,6 @@ class Recorder:
         self.time_cuda = time_cuda
         self.cuda_memory = cuda_memory
         self.finished = []  # _Open records in the order they ended
-        self.roots = []
         self._local = threading.local()
         self.origin_ns = time.perf_counter_ns()
         self.origin_epoch_us = time.time_ns() / 1000.0  # wall clock at origin_ns, for trace timestamps
@@ -110,7 +109,7 @@ class Recorder:
         if kind in ("op", "call") and parent is not None and parent.kind == kind and parent.name == name:
             return None
         ev = _Open()
-        ev.name, ev.kind, ev.parent, ev.children = name, kind, parent, []
+        ev.name, ev.kind, ev.parent = name, kind, parent
         ev.thread = threading.get_native_id()
         ev.enter_ns = enter
         ev.shapes = _input_shapes(args, kwargs or {}) if self.record_shapes else None
@@ -122,7 +121,6 @@ class Recorder:
             self._cuda.synchronize()
         if self.cuda_memory:
             ev.mem0 = self._cuda.memory_allocated()
-        (parent.children if parent is not None else self.roots).append(ev)
         stack.append(ev)
         ev.start_ns = time.perf_counter_ns()
         return ev
