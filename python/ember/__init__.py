@@ -43,6 +43,8 @@ from ember import backends, cuda, nn, optim, utils  # noqa: E402,F401
 from ember import linalg  # noqa: E402,F401
 from ember import amp  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
+from ember import multiprocessing  # noqa: E402,F401  (spawn, Tensor.share_memory_)
+from ember import profiler  # noqa: E402,F401  (profile, record_function, schedule)
 from ember import func  # noqa: E402,F401  (functional_call)
 from ember import distributed  # noqa: E402,F401  (ember.distributed.is_initialized() after `import ember`, as torch)
 from ember import testing  # noqa: E402,F401
