@@ -4,12 +4,12 @@ log_normal_ and geometric_, sum_to_size, dim_order, nonzero_static, angle,
 isreal/real/imag, containment and reversed(), apply_/map_/map2_ (CPU, one
 Python call per element), and the older linalg functions torch still has
 (svd, lu, lu_solve, triangular_solve, matrix_exp) on top of ember.linalg."""
-import collections
 import math
 
 import ember
 from ember import _C
 from ember._tensor_api_extra import _bump_version, _check_leaf, add_methods, inplace
+from ember._tensor_api_math import _return_type
 
 Tensor = _C.Tensor
 
@@ -222,14 +222,6 @@ def _map2_(self, x, y, callable):
 
 # ---- the older linear-algebra functions, on ember.linalg
 
-def _return_type(name, fields):
-    existing = getattr(_C.return_types, name, None)
-    if existing is not None:
-        return existing
-    cls = collections.namedtuple(name, fields)
-    cls.__module__ = "ember.return_types"
-    setattr(_C.return_types, name, cls)
-    return cls
 
 
 _svd_t = _return_type("svd", ("U", "S", "V"))

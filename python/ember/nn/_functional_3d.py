@@ -234,8 +234,8 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                                                               ceil_mode)
     values, local = _windows(x, kernel, stride, padding, dilation, outs, float("-inf")).max(-1)
     # Window-local tap -> input coordinates -> flat index into D*H*W.
-    D, H, W = x.shape[2:]
-    (KD, KH, KW), (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = kernel, stride, padding, dilation
+    H, W = x.shape[3:]
+    (_, KH, KW), (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = kernel, stride, padding, dilation
     dev = x.device
 
     def base(o, s, p, shape):

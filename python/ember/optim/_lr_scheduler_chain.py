@@ -1,7 +1,5 @@
 """MultiplicativeLR and ChainedScheduler (torch.optim.lr_scheduler)."""
-import types
-
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LambdaLR, LRScheduler
 
 
 class MultiplicativeLR(LRScheduler):
@@ -29,19 +27,9 @@ class MultiplicativeLR(LRScheduler):
         finally:
             self._is_initial = False
 
-    def state_dict(self):
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
-        return state
-
-    def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+    # Saved as LambdaLR saves its lambdas: callable objects keep their __dict__, plain functions nothing.
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
 
     def get_lr(self):
         groups = self.optimizer.param_groups
