@@ -117,7 +117,8 @@ void init_autograd(py::module_& m) {
   auto& cls = tensor_class();
   cls.def_property("requires_grad", &Tensor::requires_grad,
                    [](Tensor& t, bool v) { t.requires_grad_(v); })
-      .def("requires_grad_", [](Tensor& t, bool v) { return t.requires_grad_(v); }, py::arg("requires_grad") = true)
+      .def("requires_grad_", [](Tensor& t, bool v) -> Tensor& { return t.requires_grad_(v); },
+           py::arg("requires_grad") = true)
       .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); }, [](Tensor& t, py::object g) {
         t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>());
       })
@@ -130,7 +131,7 @@ void init_autograd(py::module_& m) {
       .def_property_readonly("retains_grad", &Tensor::retains_grad)
       .def("retain_grad", &Tensor::retain_grad)
       .def("detach", &Tensor::detach)
-      .def("detach_", [](Tensor& t) { return t.detach_(); })
+      .def("detach_", [](Tensor& t) -> Tensor& { return t.detach_(); })
       .def_property("data", &Tensor::detach, [](Tensor& t, const Tensor& src) {
         // Swap in src's storage and geometry, keeping autograd identity.
         auto* impl = t.impl();

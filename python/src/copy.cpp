@@ -39,12 +39,12 @@ void init_copy(py::module_& m) {
   cls.def("type_as", &Tensor::type_as, py::arg("other"))
       .def("clone", [](const Tensor& t, py::object) { return t.clone(); }, py::arg("memory_format") = py::none())
       .def("contiguous", [](const Tensor& t, py::object) { return t.contiguous(); }, py::arg("memory_format") = py::none())
-      .def("copy_", [](Tensor& t, py::object src, bool non_blocking) {
+      .def("copy_", [](Tensor& t, py::object src, bool non_blocking) -> Tensor& {  // by reference: the same object
         return t.copy_(to_tensor_arg(src, "copy_"), non_blocking);
       }, py::arg("src"), py::arg("non_blocking") = false)
       .def("pin_memory", [](const Tensor& t, py::object) { return t.pin_memory(); }, py::arg("device") = py::none())
       .def("is_pinned", [](const Tensor& t, py::object) { return t.is_pinned(); }, py::arg("device") = py::none())
-      .def("fill_", [](Tensor& t, py::object v) {
+      .def("fill_", [](Tensor& t, py::object v) -> Tensor& {
         if (py::isinstance<Tensor>(v)) {
           const Tensor value = v.cast<Tensor>();
           EMBER_CHECK(value.dim() == 0, Error, "fill_: only supports a 0-dimension value tensor, but got a tensor with ",

@@ -508,3 +508,12 @@ def test_inplace_refuses_expanded_targets():
     ember.ones(1).expand(1).acos_()  # a broadcast dim of size 1 holds one element: fine
     e = ember.ones(1).expand(3)
     e.t_()  # metadata only: allowed, as in torch
+
+
+def test_in_place_methods_return_the_same_object():
+    """torch returns self from in-place methods: `x.fill_(0) is x`, and a Parameter stays a Parameter."""
+    x = ember.ones(3)
+    assert x.fill_(2.0) is x and x.copy_(ember.zeros(3)) is x and x.zero_() is x
+    assert x.requires_grad_() is x and x.detach_() is x
+    p = ember.nn.Parameter(ember.ones(2))
+    assert p.requires_grad_(False) is p and ember.nn.init.constant_(p, 0.5) is p
