@@ -1,8 +1,12 @@
 """ember.distributions: probability distributions for sampling and scoring,
-as torch.distributions (the common ones): Normal, Bernoulli, Categorical,
-OneHotCategorical, Uniform, Exponential, Laplace, Independent, and
-kl_divergence between them. Parameters broadcast into batch_shape; rsample()
-is reparameterized (differentiable) where the distribution allows it."""
+as torch.distributions: Normal, Bernoulli, Categorical, OneHotCategorical,
+Uniform, Exponential, Laplace, Independent, TransformedDistribution, LogNormal,
+HalfNormal, Gamma, Chi2, Beta, Dirichlet, StudentT, Cauchy, Gumbel, Poisson,
+Binomial, Geometric, Multinomial, MultivariateNormal, MixtureSameFamily,
+RelaxedBernoulli, RelaxedOneHotCategorical; constraints, transforms,
+biject_to / transform_to, and kl_divergence between them. Parameters broadcast
+into batch_shape; rsample() is reparameterized (differentiable) where the
+distribution allows it."""
 from .distribution import Distribution  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .bernoulli import Bernoulli  # noqa: F401
@@ -10,3 +14,16 @@ from .categorical import Categorical, OneHotCategorical  # noqa: F401
 from .simple import Exponential, Laplace, Uniform  # noqa: F401
 from .independent import Independent  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
+from . import constraints, transforms  # noqa: F401
+from .transforms import *  # noqa: F401,F403
+from .constraint_registry import biject_to, transform_to  # noqa: F401
+from .transformed_distribution import TransformedDistribution  # noqa: F401
+from .gamma import Chi2, Gamma  # noqa: F401
+from .dirichlet import Beta, Dirichlet  # noqa: F401
+from .continuous import Cauchy, Gumbel, HalfNormal, LogNormal, StudentT  # noqa: F401
+from .discrete import Binomial, Geometric, Multinomial, Poisson  # noqa: F401
+from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .mixture_same_family import MixtureSameFamily  # noqa: F401
+from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,  # noqa: F401
+                      RelaxedOneHotCategorical)
+from . import kl_extra  # noqa: F401,E402  (registers the KL pairs of the distributions above)

@@ -2,6 +2,7 @@
 import ember
 import ember.nn.functional as F
 
+from . import constraints as _c
 from .distribution import Distribution, broadcast_all
 
 
@@ -11,6 +12,7 @@ def _probs_or_logits(name, probs, logits):
 
 
 class Bernoulli(Distribution):
+    support = _c.boolean
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):

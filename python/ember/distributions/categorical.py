@@ -3,6 +3,7 @@ import ember
 import ember.nn.functional as F
 
 from .bernoulli import _probs_or_logits
+from . import constraints as _c
 from .distribution import Distribution
 
 
@@ -25,6 +26,10 @@ class Categorical(Distribution):
             self.logits = self.probs.clamp(min=ember.finfo(self.probs.dtype).tiny).log()
         self._num_events = t.shape[-1]
         super().__init__(t.shape[:-1], (), validate_args)
+
+    @property
+    def support(self):
+        return _c.integer_interval(0, self._num_events - 1)
 
     @property
     def param_shape(self):
@@ -68,6 +73,7 @@ class Categorical(Distribution):
 
 
 class OneHotCategorical(Distribution):
+    support = _c.one_hot
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):

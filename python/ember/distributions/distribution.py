@@ -25,6 +25,41 @@ class Distribution:
         self._batch_shape = ember.Size(batch_shape)
         self._event_shape = ember.Size(event_shape)
         self._validate_args = self._validate_default if validate_args is None else validate_args
+        if self._validate_args:
+            self._validate_params()
+
+    # name -> constraint of each parameter; validation (validate_args) checks the ones the instance has
+    arg_constraints = {}
+    # names of parameters computed from the given ones (e.g. logits when probs were given): not checked
+    _derived = ()
+
+    def _validate_params(self):
+        from . import constraints
+        for name, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint) or name in self._derived or name not in self.__dict__:
+                continue
+            value = getattr(self, name)
+            if not isinstance(value, ember.Tensor):
+                continue
+            if not bool(constraint.check(value).all()):
+                raise ValueError(f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of distribution "
+                                 f"{self!r} to satisfy the constraint {constraint!r}, but found invalid values:\n{value}")
+
+    def _validate_sample(self, value):
+        """With validation on: value must be a Tensor inside the support (ValueError as torch's)."""
+        if not self._validate_args:
+            return
+        if not isinstance(value, ember.Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        support = self.support
+        from . import constraints
+        if support is None or constraints.is_dependent(support):
+            return
+        if not bool(support.check(value).all()):
+            raise ValueError(f"Expected value argument (Tensor of shape {tuple(value.shape)}) to be within the "
+                             f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
+
+    support = None
 
     @staticmethod
     def set_default_validate_args(value):

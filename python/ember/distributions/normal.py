@@ -3,10 +3,12 @@ import math
 
 import ember
 
+from . import constraints as _c
 from .distribution import Distribution, broadcast_all
 
 
 class Normal(Distribution):
+    support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
 

@@ -3,6 +3,7 @@ import math
 
 import ember
 
+from . import constraints as _c
 from .distribution import Distribution, broadcast_all
 
 
@@ -14,6 +15,10 @@ class Uniform(Distribution):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, (), validate_args)
         self._check(self.low < self.high, "low must be less than high")
+
+    @property
+    def support(self):
+        return _c.interval(self.low, self.high)
 
     @property
     def mean(self):
@@ -42,6 +47,7 @@ class Uniform(Distribution):
 
 
 class Exponential(Distribution):
+    support = _c.nonnegative
     has_rsample = True
     _param_names = ("rate",)
 
@@ -80,6 +86,7 @@ class Exponential(Distribution):
 
 
 class Laplace(Distribution):
+    support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
 
