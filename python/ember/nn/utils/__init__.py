@@ -13,3 +13,4 @@ from ember.nn.utils.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse
                                    fuse_linear_bn_weights)
 from ember.nn.utils.init import skip_init  # noqa: F401,E402
 from ember.nn.utils import stateless  # noqa: F401,E402
+from ember.nn.utils import prune  # noqa: F401,E402
