@@ -38,6 +38,16 @@ FACTORIES = {
     "Multinomial": (lambda t: D.Multinomial(4, t([0.2, 0.3, 0.5])), [1.0, 0.0, 3.0]),
     "MultivariateNormal": (lambda t: D.MultivariateNormal(t([0.1, -0.2, 0.3]), covariance_matrix=t(COV)),
                            [0.3, 0.1, -0.5]),
+    "LowRankMultivariateNormal": (lambda t: D.LowRankMultivariateNormal(t([0.1, -0.2, 0.3]), t([[1.0], [0.5], [0.2]]),
+                                                                     t([1.0, 0.5, 2.0])), [0.3, 0.1, -0.5]),
+    "HalfCauchy": (lambda t: D.HalfCauchy(t([2.0, 0.3])), [0.3, 4.0]),
+    "Pareto": (lambda t: D.Pareto(t([0.5, 1.0]), t([2.5, 3.0])), [0.7, 4.0]),
+    "Weibull": (lambda t: D.Weibull(t([0.5, 2.0]), t([2.5, 0.7])), [0.3, 4.0]),
+    "InverseGamma": (lambda t: D.InverseGamma(t([2.5, 3.0]), t([2.0, 0.7])), [0.3, 4.0]),
+    "Kumaraswamy": (lambda t: D.Kumaraswamy(t([0.5, 3.0]), t([2.0, 0.7])), [0.3, 0.9]),
+    "FisherSnedecor": (lambda t: D.FisherSnedecor(t([3.0, 5.0]), t([5.0, 7.0])), [0.3, 4.0]),
+    "NegativeBinomial": (lambda t: D.NegativeBinomial(t([3.0, 5.5]), t([0.3, 0.6])), [0.0, 4.0]),
+    "LogisticNormal": (lambda t: D.LogisticNormal(t([0.5, 3.0]), t([2.0, 0.7])), [0.3, 0.5, 0.2]),
     "Mixture": (lambda t: D.MixtureSameFamily(D.Categorical(logits=t([0.1, 0.5, -0.3])),
                                               D.Normal(t([0.0, 1.0, 2.0]), t([1.0, 0.5, 2.0]))), [0.3, 2.0]),
     "RelaxedBernoulli": (lambda t: D.RelaxedBernoulli(t(0.5), probs=t([0.2, 0.7])), [0.3, 0.9]),
@@ -59,6 +69,9 @@ def test_scores_and_moments_match_cpu(name):
     factory, values = FACTORIES[name]
     cpu, gpu = factory(on("cpu")), factory(on("cuda"))
     lp = gpu.log_prob(on("cuda")(values))
+    if hasattr(cpu, "cdf") and name in ("Gamma", "Chi2", "Weibull", "Pareto", "HalfCauchy", "Kumaraswamy"):
+        np.testing.assert_allclose(cpu_numpy(gpu.cdf(on("cuda")(values))), cpu_numpy(cpu.cdf(on("cpu")(values))),
+                                   rtol=1e-10)
     assert lp.device.type == "cuda"
     np.testing.assert_allclose(cpu_numpy(lp), cpu_numpy(cpu.log_prob(on("cpu")(values))), rtol=1e-10)
     for attr in ("mean", "variance"):
@@ -67,6 +80,8 @@ def test_scores_and_moments_match_cpu(name):
         except NotImplementedError:
             continue
         np.testing.assert_allclose(cpu_numpy(getattr(gpu, attr)), cpu_numpy(want), rtol=1e-10)
+    expanded = gpu.expand((3,) + tuple(gpu.batch_shape))
+    assert expanded.sample().device.type == "cuda"
     try:
         want = cpu.entropy()
     except NotImplementedError:
@@ -85,7 +100,7 @@ def test_samples_on_gpu(name):
     support = d.support
     if support is not None and not constraints.is_dependent(support):
         assert bool(support.check(s).all())
-    if name in ("Cauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical"):
+    if name in ("Cauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal"):
         return
     s = cpu_numpy(s)
     mean, var = cpu_numpy(d.mean), cpu_numpy(d.variance)

@@ -2,8 +2,10 @@
 as torch.distributions: Normal, Bernoulli, Categorical, OneHotCategorical,
 Uniform, Exponential, Laplace, Independent, TransformedDistribution, LogNormal,
 HalfNormal, Gamma, Chi2, Beta, Dirichlet, StudentT, Cauchy, Gumbel, Poisson,
-Binomial, Geometric, Multinomial, MultivariateNormal, MixtureSameFamily,
-RelaxedBernoulli, RelaxedOneHotCategorical; constraints, transforms,
+Binomial, Geometric, Multinomial, NegativeBinomial, MultivariateNormal,
+LowRankMultivariateNormal, MixtureSameFamily, RelaxedBernoulli,
+RelaxedOneHotCategorical, HalfCauchy, Pareto, Weibull, InverseGamma,
+Kumaraswamy, LogisticNormal, FisherSnedecor; constraints, transforms,
 biject_to / transform_to, and kl_divergence between them. Parameters broadcast
 into batch_shape; rsample() is reparameterized (differentiable) where the
 distribution allows it."""
@@ -20,9 +22,12 @@ from .constraint_registry import biject_to, transform_to  # noqa: F401
 from .transformed_distribution import TransformedDistribution  # noqa: F401
 from .gamma import Chi2, Gamma  # noqa: F401
 from .dirichlet import Beta, Dirichlet  # noqa: F401
-from .continuous import Cauchy, Gumbel, HalfNormal, LogNormal, StudentT  # noqa: F401
-from .discrete import Binomial, Geometric, Multinomial, Poisson  # noqa: F401
+from .continuous import Cauchy, FisherSnedecor, Gumbel, HalfNormal, LogNormal, StudentT  # noqa: F401
+from .discrete import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson  # noqa: F401
+from .transformed_families import (HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto,  # noqa: F401
+                                   Weibull)
 from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,  # noqa: F401
                       RelaxedOneHotCategorical)

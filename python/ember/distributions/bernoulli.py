@@ -31,6 +31,9 @@ class Bernoulli(Distribution):
         if not self._given_logits:
             self._check((self.probs >= 0) & (self.probs <= 1), "probs must lie in [0, 1]")
 
+    def _constructor_kwargs(self):
+        return {"logits": self.logits} if self._given_logits else {"probs": self.probs}
+
     @property
     def mean(self):
         return self.probs

@@ -27,6 +27,9 @@ class Categorical(Distribution):
         self._num_events = t.shape[-1]
         super().__init__(t.shape[:-1], (), validate_args)
 
+    def _constructor_kwargs(self):
+        return {"logits": self.logits}
+
     @property
     def support(self):
         return _c.integer_interval(0, self._num_events - 1)
@@ -80,6 +83,9 @@ class OneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits, validate_args)
         self.probs, self.logits = self._categorical.probs, self._categorical.logits
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
+
+    def _constructor_kwargs(self):
+        return {"logits": self.logits}
 
     @property
     def mean(self):

@@ -216,3 +216,49 @@ class Gumbel(Distribution):
 
     def entropy(self):
         return self.scale.log() + (1 + _EULER_GAMMA)
+
+
+class FisherSnedecor(Distribution):
+    """The F distribution: (chi2(df1) / df1) / (chi2(df2) / df2)."""
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _param_names = ("df1", "df2")
+
+    def __init__(self, df1, df2, validate_args=None):
+        from .gamma import Gamma
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(0.5 * self.df1, 0.5 * self.df1, validate_args=False)
+        self._gamma2 = Gamma(0.5 * self.df2, 0.5 * self.df2, validate_args=False)
+        super().__init__(self.df1.shape, (), validate_args)
+
+    @property
+    def mean(self):
+        df2 = self.df2.clamp(min=2)
+        return ember.where(self.df2 > 2, df2 / (df2 - 2), ember.full_like(df2, math.nan))
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return ember.where(self.df1 > 2, mode, ember.full_like(mode, math.nan))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2.clamp(min=4)
+        var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
+        return ember.where(self.df2 > 4, var, ember.full_like(var, math.nan))
+
+    def rsample(self, sample_shape=()):
+        tiny = ember.finfo(self.df1.dtype).tiny
+        x1 = self._gamma1.rsample(sample_shape)
+        x2 = self._gamma2.rsample(sample_shape).clamp(min=tiny)
+        return (x1 / x2).clamp(min=tiny)
+
+    def log_prob(self, value):
+        self._validate_sample(value)
+        ct1, ct2 = 0.5 * self.df1, 0.5 * self.df2
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * value.log()
+        t3 = (ct1 + ct2) * (ct3 * value).log1p()
+        return t1 + t2 - t3

@@ -233,6 +233,10 @@ class Multinomial(Distribution):
         self._derived = ("logits",) if probs is not None else ("probs",)
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
 
+    def _constructor_kwargs(self):
+        given = "logits" if "probs" in self._derived else "probs"
+        return {"total_count": self.total_count, given: getattr(self, given)}
+
     @property
     def support(self):
         return constraints.multinomial(self.total_count)
@@ -266,3 +270,51 @@ class Multinomial(Distribution):
         lp = Binomial(n, probs=self.probs, validate_args=False).log_prob(counts)
         expected_log_factorial = (lp.exp() * (counts + 1).lgamma()).sum(0).sum(-1)
         return n * self._categorical.entropy() - math.lgamma(n + 1) + expected_log_factorial
+
+
+class NegativeBinomial(Distribution):
+    """The number of successes (probability probs each) before total_count failures."""
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    _param_names = ("total_count", "probs")
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        _one_of_probs_logits("NegativeBinomial", probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+            self.logits = _logits_from_probs(self.probs)
+            self._derived = ("logits",)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+            self.probs = ember.sigmoid(self.logits)
+            self._derived = ("probs",)
+        super().__init__(self.probs.shape, (), validate_args)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / ember.sigmoid(-self.logits)
+
+    def _sample(self, sample_shape=()):
+        # a Poisson draw whose rate is a Gamma(total_count, (1 - p) / p) draw
+        from .gamma import Gamma
+        rate = Gamma(self.total_count.detach(), (-self.logits.detach()).exp(), validate_args=False).sample(sample_shape)
+        return _sample_poisson(rate.contiguous())
+
+    def log_prob(self, value):
+        self._validate_sample(value)
+        unnormalized = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        normalization = -(self.total_count + value).lgamma() + (1.0 + value).lgamma() + self.total_count.lgamma()
+        # total_count + value == 0: the only outcome, probability 1 (lgamma(0) would be infinite)
+        normalization = ember.where(self.total_count + value == 0, ember.zeros_like(normalization), normalization)
+        return unnormalized - normalization

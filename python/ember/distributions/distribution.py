@@ -61,6 +61,33 @@ class Distribution:
 
     support = None
 
+    # names of the constructor arguments expand() re-passes (default: the given parameters of arg_constraints)
+    _expand_params = None
+
+    def _constructor_kwargs(self):
+        names = self._expand_params
+        if names is None:
+            names = [n for n in self.arg_constraints if n not in self._derived and n in self.__dict__]
+        return {n: getattr(self, n) for n in names}
+
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution with its parameters broadcast to batch_shape (views, no copies)."""
+        batch_shape = tuple(batch_shape)
+        n_old = len(self._batch_shape)
+        try:
+            ember.broadcast_shapes(batch_shape, tuple(self._batch_shape))
+        except Exception:
+            raise RuntimeError(f"{type(self).__name__}.expand: batch shape {tuple(self._batch_shape)} cannot be "
+                               f"expanded to {batch_shape}") from None
+        kwargs = {}
+        for name, value in self._constructor_kwargs().items():
+            if isinstance(value, ember.Tensor) and value.dim() >= n_old:
+                value = value.expand(*batch_shape, *value.shape[n_old:])
+            kwargs[name] = value
+        new = type(self)(**kwargs, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @staticmethod
     def set_default_validate_args(value):
         Distribution._validate_default = bool(value)

@@ -10,6 +10,7 @@ from .discrete import Binomial, Geometric, Poisson
 from .dirichlet import Beta, Dirichlet
 from .gamma import Gamma
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .simple import Exponential, Uniform
@@ -141,3 +142,17 @@ def _kl_uniform_gumbel(p, q):
     t1 = common.log() + 0.5 * (high_loc + low_loc)
     t2 = common * ((-high_loc).exp() - (-low_loc).exp())
     return t1 - t2
+
+
+def _as_full_mvn(d):
+    if isinstance(d, MultivariateNormal):
+        return d
+    return MultivariateNormal(d.loc, covariance_matrix=d.covariance_matrix, validate_args=False)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    # through the dense covariances (a k x k Cholesky each): exact, and the event sizes KL is used at are small
+    return _kl_mvn_mvn(_as_full_mvn(p), _as_full_mvn(q))

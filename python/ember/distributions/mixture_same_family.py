@@ -29,6 +29,14 @@ class MixtureSameFamily(Distribution):
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(cb[:-1], component_distribution.event_shape, validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = tuple(batch_shape)
+        new = MixtureSameFamily(self._mixture_distribution.expand(batch_shape),
+                                self._component_distribution.expand(batch_shape + (self._num_component,)),
+                                validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def mixture_distribution(self):
         return self._mixture_distribution

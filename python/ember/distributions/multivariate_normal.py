@@ -72,6 +72,9 @@ class MultivariateNormal(Distribution):
             return prec.expand(*self.batch_shape, *prec.shape[-2:])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def _constructor_kwargs(self):
+        return {"loc": self.loc, self._given: getattr(self, self._given)}
+
     @property
     def mean(self):
         return self.loc

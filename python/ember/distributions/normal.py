@@ -11,6 +11,7 @@ class Normal(Distribution):
     support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)

@@ -43,6 +43,10 @@ class LogitRelaxedBernoulli(Distribution):
             self._derived = ("probs",)
         super().__init__(self.logits.shape, (), validate_args)
 
+    def _constructor_kwargs(self):
+        given = "logits" if "probs" in self._derived else "probs"
+        return {"temperature": self.temperature, given: getattr(self, given)}
+
     def rsample(self, sample_shape=()):
         u = _uniform_open(self._extended_shape(sample_shape), self.logits)
         return (self.logits + u.log() - (-u).log1p()) / self.temperature
@@ -64,6 +68,9 @@ class RelaxedBernoulli(TransformedDistribution):
         base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, SigmoidTransform(), validate_args=False)
         self._validate_args = base._validate_args
+
+    def _constructor_kwargs(self):
+        return self.base_dist._constructor_kwargs()
 
     @property
     def temperature(self):
@@ -93,6 +100,10 @@ class ExpRelaxedCategorical(Distribution):
         self._derived = ("logits",) if probs is not None else ("probs",)
         super().__init__(self._categorical.batch_shape, self.logits.shape[-1:], validate_args)
 
+    def _constructor_kwargs(self):
+        given = "logits" if "probs" in self._derived else "probs"
+        return {"temperature": self.temperature, given: getattr(self, given)}
+
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         gumbels = -(-_uniform_open(shape, self.logits).log()).log()
@@ -118,6 +129,9 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=False)
         self._validate_args = base._validate_args
+
+    def _constructor_kwargs(self):
+        return self.base_dist._constructor_kwargs()
 
     @property
     def temperature(self):

@@ -10,6 +10,7 @@ from .distribution import Distribution, broadcast_all
 class Uniform(Distribution):
     has_rsample = True
     _param_names = ("low", "high")
+    _expand_params = ("low", "high")
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
@@ -50,6 +51,7 @@ class Exponential(Distribution):
     support = _c.nonnegative
     has_rsample = True
     _param_names = ("rate",)
+    _expand_params = ("rate",)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
@@ -89,6 +91,7 @@ class Laplace(Distribution):
     support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)

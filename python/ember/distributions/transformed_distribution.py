@@ -33,6 +33,16 @@ class TransformedDistribution(Distribution):
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        if type(self) is not TransformedDistribution:
+            return super().expand(batch_shape)  # the named subclasses rebuild from their parameters
+        shape = tuple(batch_shape) + tuple(self.event_shape)
+        base_shape = tuple(ComposeTransform(self.transforms).inverse_shape(shape))
+        cut = len(base_shape) - len(self.base_dist.event_shape)
+        new = TransformedDistribution(self.base_dist.expand(base_shape[:cut]), self.transforms, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def support(self):
         if not self.transforms:
