@@ -8,7 +8,8 @@ import pytest
 
 import ember
 import ember.nn as nn
-from ember.func import functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
+from ember.func import (functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize,
+                        replace_all_batch_norm_modules_, stack_module_state, vjp, vmap)
 from harness import torch
 
 CASES = []
@@ -227,3 +228,35 @@ def test_against_torch_func():
     xs = RNG.standard_normal((4, 3))
     close(vmap(lambda a: a.softmax(0), in_dims=1, out_dims=1)(t64(xs)),
           tf.vmap(lambda a: a.softmax(0), in_dims=1, out_dims=1)(torch.tensor(xs)))
+
+
+def test_ensembles_with_stack_module_state():
+    ember.manual_seed(2)
+    models = [nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)).eval() for _ in range(3)]
+    params, buffers = stack_module_state(models)
+    assert params["0.weight"].shape == (3, 4, 3) and params["0.weight"].requires_grad
+    assert buffers["1.running_mean"].shape == (3, 4)
+    x = ember.randn(5, 3)
+    base = models[0]
+
+    def run(p, b, data):
+        return functional_call(base, (p, b), (data,))
+    out = vmap(run, in_dims=(0, 0, None))(params, buffers, x)
+    assert out.shape == (3, 5, 2)
+    for i, m in enumerate(models):
+        close(out[i], m(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="same class"):
+        stack_module_state([nn.Linear(2, 2), nn.Conv1d(2, 2, 1)])
+
+
+def test_linearize_and_replace_batch_norm():
+    x = t64(XV)
+    out, jvp_fn = linearize(lambda v: v.sin() * v, x)
+    close(out, np.sin(XV) * XV)
+    close(jvp_fn(t64(YV)), YV * (np.cos(XV) * XV + np.sin(XV)))
+    net = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    assert replace_all_batch_norm_modules_(net) is net
+    bn = net[1]
+    assert bn.running_mean is None and bn.running_var is None and not bn.track_running_stats
+    net(ember.randn(4, 3))  # batch statistics, nothing tracked
+    assert "1.running_mean" not in net.state_dict()
