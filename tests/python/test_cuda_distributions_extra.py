@@ -48,6 +48,8 @@ FACTORIES = {
     "FisherSnedecor": (lambda t: D.FisherSnedecor(t([3.0, 5.0]), t([5.0, 7.0])), [0.3, 4.0]),
     "NegativeBinomial": (lambda t: D.NegativeBinomial(t([3.0, 5.5]), t([0.3, 0.6])), [0.0, 4.0]),
     "LogisticNormal": (lambda t: D.LogisticNormal(t([0.5, 3.0]), t([2.0, 0.7])), [0.3, 0.5, 0.2]),
+    "VonMises": (lambda t: D.VonMises(t([0.5, -1.0]), t([2.0, 0.3])), [0.1, 3.0]),
+    "ContinuousBernoulli": (lambda t: D.ContinuousBernoulli(t([0.2, 0.4995])), [0.1, 0.3]),
     "Mixture": (lambda t: D.MixtureSameFamily(D.Categorical(logits=t([0.1, 0.5, -0.3])),
                                               D.Normal(t([0.0, 1.0, 2.0]), t([1.0, 0.5, 2.0]))), [0.3, 2.0]),
     "RelaxedBernoulli": (lambda t: D.RelaxedBernoulli(t(0.5), probs=t([0.2, 0.7])), [0.3, 0.9]),
@@ -100,7 +102,8 @@ def test_samples_on_gpu(name):
     support = d.support
     if support is not None and not constraints.is_dependent(support):
         assert bool(support.check(s).all())
-    if name in ("Cauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal"):
+    if name in ("Cauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal",
+                "VonMises"):
         return
     s = cpu_numpy(s)
     mean, var = cpu_numpy(d.mean), cpu_numpy(d.variance)

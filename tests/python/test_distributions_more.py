@@ -235,3 +235,103 @@ def test_families_against_scipy():
     close(D.FisherSnedecor(t64(A), t64(B + 5)).log_prob(t64(X)),
           [sps.f(a, b + 5).logpdf(x) for a, b, x in zip(A, B, X)], rtol=1e-9)
     close(D.Pareto(t64(B), t64(A)).entropy(), [sps.pareto(a, scale=b).entropy() for a, b in zip(A, B)], rtol=1e-9)
+
+
+def test_enumerate_support_and_straight_through():
+    probs = t64([[0.2, 0.8], [0.5, 0.5]])
+    assert D.Bernoulli(t64([0.2, 0.7])).enumerate_support().tolist() == [[0.0, 0.0], [1.0, 1.0]]
+    assert D.Bernoulli(t64([0.2, 0.7])).enumerate_support(expand=False).shape == (2, 1)
+    assert D.Categorical(probs).enumerate_support().tolist() == [[0, 0], [1, 1]]
+    support = D.OneHotCategorical(probs).enumerate_support()
+    assert support.shape == (2, 2, 2) and support[1, 0].tolist() == [0.0, 1.0]
+    assert D.Binomial(t64([2.0, 2.0]), t64([0.5, 0.5])).enumerate_support().shape == (3, 2)
+    assert D.Bernoulli(t64(0.5)).has_enumerate_support and not D.Normal(t64(0.0), t64(1.0)).has_enumerate_support
+    with pytest.raises(NotImplementedError):
+        D.Normal(t64(0.0), t64(1.0)).enumerate_support()
+    p = t64([0.2, 0.3, 0.5]).requires_grad_()
+    d = D.OneHotCategoricalStraightThrough(p)
+    ember.manual_seed(3)
+    draw = d.rsample((4,))
+    assert d.has_rsample and draw.requires_grad
+    assert ((draw.detach() == 0) | (draw.detach() == 1)).all() and (draw.detach().sum(-1) == 1).all()
+    (draw * t64([1.0, 2.0, 3.0])).sum().backward()
+    close(p.grad, 4 * np.array([1.0, 2.0, 3.0]) - 4 * (np.array([0.2, 0.3, 0.5]) * [1.0, 2.0, 3.0]).sum(), rtol=1e-10)
+
+
+def test_cat_and_stack_transforms():
+    x = np.random.default_rng(4).standard_normal((2, 5))
+    cat = D.CatTransform([D.ExpTransform(), D.AffineTransform(1.0, 2.0)], dim=1, lengths=[2, 3])
+    y = cat(t64(x))
+    close(y, np.concatenate([np.exp(x[:, :2]), 1 + 2 * x[:, 2:]], 1), rtol=1e-12)
+    close(cat.inv(y), x, rtol=1e-12)
+    close(cat.log_abs_det_jacobian(t64(x), y), np.concatenate([x[:, :2], np.full((2, 3), np.log(2.0))], 1),
+          rtol=1e-12)
+    stack = D.StackTransform([D.ExpTransform(), D.SigmoidTransform()], dim=0)
+    y = stack(t64(x))
+    close(y, np.stack([np.exp(x[0]), 1 / (1 + np.exp(-x[1]))]), rtol=1e-12)
+    close(stack.inv(y), x, rtol=1e-9)
+    with pytest.raises(ValueError):
+        stack(t64(np.zeros((3, 5))))
+    c = D.constraints.cat([D.constraints.positive, D.constraints.unit_interval], 1, [2, 3])
+    assert bool(c.check(D.biject_to(c)(t64(x))).all())
+    s = D.constraints.stack([D.constraints.positive, D.constraints.interval(-1.0, 1.0)], 0)
+    assert bool(s.check(D.transform_to(s)(t64(x))).all())
+    if torch is not None:
+        T = torch.distributions.transforms
+        tc = T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 2.0)], dim=1, lengths=[2, 3])
+        close(cat.log_abs_det_jacobian(t64(x), cat(t64(x))), tc.log_abs_det_jacobian(tt(x), tc(tt(x))), rtol=1e-12)
+
+
+def _trapz(y, x):
+    return ((y[1:] + y[:-1]) * np.diff(x) / 2).sum()
+
+
+def test_von_mises():
+    loc, k = np.array([0.5, -1.0, 2.0]), np.array([2.0, 0.3, 20.0])
+    d = D.VonMises(t64(loc), t64(k))
+    x = np.array([0.1, 3.0, 2.1])
+    close(d.log_prob(t64(x)), k * np.cos(x - loc) - np.log(2 * math.pi * np.i0(k)), rtol=1e-10)
+    grid = np.linspace(-math.pi, math.pi, 20001)
+    for i in range(3):
+        dens = np.exp(k[i] * np.cos(grid))
+        want = 1 - _trapz(np.cos(grid) * dens, grid) / _trapz(dens, grid)  # 1 - E[cos(x - loc)]
+        close(d.variance[i], want, rtol=1e-7)
+        close(_trapz(np.exp(D.VonMises(t64(0.0), t64(k[i])).log_prob(t64(grid)).numpy()), grid), 1.0, rtol=1e-7)
+    ember.manual_seed(5)
+    s = d.sample((40000,)).numpy()
+    assert s.shape == (40000, 3) and (s >= -math.pi).all() and (s < math.pi).all()
+    resultant = np.exp(1j * s).mean(0)
+    close(np.angle(resultant), loc, atol=0.05)
+    close(np.abs(resultant), 1 - d.variance.numpy(), atol=0.01)
+    # tiny concentrations are nearly uniform on the circle
+    u = D.VonMises(t64(0.0), t64(1e-7)).sample((20000,)).numpy()
+    assert abs(u.mean()) < 0.05 and abs(u.var() - math.pi ** 2 / 3) < 0.1
+
+
+def test_continuous_bernoulli():
+    p = np.array([0.2, 0.4995, 0.7, 0.9])
+    d = D.ContinuousBernoulli(t64(p))
+    x = np.array([0.1, 0.3, 0.5, 0.95])
+    log_c = np.log(2 * np.arctanh(1 - 2 * p) / (1 - 2 * p))
+    close(d.log_prob(t64(x)), log_c + x * np.log(p) + (1 - x) * np.log1p(-p), rtol=1e-6)
+    grid = np.linspace(0, 1, 20001)
+    for i in range(4):
+        dens = np.exp(D.ContinuousBernoulli(t64(p[i])).log_prob(t64(grid)).numpy())
+        close(_trapz(dens, grid), 1.0, rtol=1e-6)
+        mean = _trapz(grid * dens, grid)
+        close(d.mean[i], mean, rtol=1e-6)
+        close(d.variance[i], _trapz((grid - mean) ** 2 * dens, grid), rtol=1e-5)
+        close(d.entropy()[i], -_trapz(dens * np.log(dens), grid), rtol=1e-6)
+    close(d.cdf(d.icdf(t64([0.1, 0.3, 0.6, 0.9]))), [0.1, 0.3, 0.6, 0.9], rtol=1e-9)
+    prob = t64([0.3]).requires_grad_()
+    D.ContinuousBernoulli(prob).rsample((5,)).sum().backward()
+    assert prob.grad is not None
+    with pytest.raises(ValueError):
+        D.ContinuousBernoulli(t64([1.5]))
+    if torch is not None:
+        t = torch.distributions.ContinuousBernoulli(tt(p))
+        close(d.log_prob(t64(x)), t.log_prob(tt(x)), rtol=1e-9)
+        close(d.mean, t.mean, rtol=1e-9)
+        close(d.variance, t.variance, rtol=1e-9)
+        close(d.entropy(), t.entropy(), rtol=1e-9)
+        close(d.cdf(t64(x)), t.cdf(tt(x)), rtol=1e-9)

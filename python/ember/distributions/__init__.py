@@ -5,14 +5,15 @@ HalfNormal, Gamma, Chi2, Beta, Dirichlet, StudentT, Cauchy, Gumbel, Poisson,
 Binomial, Geometric, Multinomial, NegativeBinomial, MultivariateNormal,
 LowRankMultivariateNormal, MixtureSameFamily, RelaxedBernoulli,
 RelaxedOneHotCategorical, HalfCauchy, Pareto, Weibull, InverseGamma,
-Kumaraswamy, LogisticNormal, FisherSnedecor; constraints, transforms,
+Kumaraswamy, LogisticNormal, FisherSnedecor, VonMises, ContinuousBernoulli,
+OneHotCategoricalStraightThrough; constraints, transforms,
 biject_to / transform_to, and kl_divergence between them. Parameters broadcast
 into batch_shape; rsample() is reparameterized (differentiable) where the
 distribution allows it."""
 from .distribution import Distribution  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .bernoulli import Bernoulli  # noqa: F401
-from .categorical import Categorical, OneHotCategorical  # noqa: F401
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough  # noqa: F401
 from .simple import Exponential, Laplace, Uniform  # noqa: F401
 from .independent import Independent  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
@@ -27,6 +28,7 @@ from .discrete import Binomial, Geometric, Multinomial, NegativeBinomial, Poisso
 from .transformed_families import (HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto,  # noqa: F401
                                    Weibull)
 from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .circular_and_unit import ContinuousBernoulli, VonMises  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,  # noqa: F401

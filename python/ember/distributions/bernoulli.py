@@ -31,6 +31,13 @@ class Bernoulli(Distribution):
         if not self._given_logits:
             self._check((self.probs >= 0) & (self.probs <= 1), "probs must lie in [0, 1]")
 
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand=True):
+        values = ember.arange(2, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.view(-1, *([1] * len(self.batch_shape)))
+        return values.expand(-1, *self.batch_shape) if expand else values
+
     def _constructor_kwargs(self):
         return {"logits": self.logits} if self._given_logits else {"probs": self.probs}
 

@@ -8,6 +8,7 @@ from .distribution import Distribution
 
 
 class Categorical(Distribution):
+    has_enumerate_support = True
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -76,6 +77,7 @@ class Categorical(Distribution):
 
 
 class OneHotCategorical(Distribution):
+    has_enumerate_support = True
     support = _c.one_hot
     _param_names = ("probs",)
 
@@ -108,3 +110,20 @@ class OneHotCategorical(Distribution):
 
     def entropy(self):
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self.event_shape[0]
+        values = ember.eye(n, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.view(n, *([1] * len(self.batch_shape)), n)
+        return values.expand(n, *self.batch_shape, n) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is a one-hot draw carrying the straight-through gradient of the
+    probabilities (draw + probs - probs.detach())."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        with ember.no_grad():
+            draw = self._sample(sample_shape)
+        return draw + (self.probs - self.probs.detach())

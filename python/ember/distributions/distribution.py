@@ -19,6 +19,7 @@ class Distribution:
     shape of one draw of one of them."""
 
     has_rsample = False
+    has_enumerate_support = False
     _validate_default = True
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
@@ -110,6 +111,9 @@ class Distribution:
 
     def rsample(self, sample_shape=()):
         raise NotImplementedError(f"{type(self).__name__} has no reparameterized sampler (rsample); use sample()")
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError(f"{type(self).__name__}.enumerate_support is not implemented")
 
     def sample_n(self, n):
         return self.sample((n,))

@@ -9,10 +9,10 @@ import ember.nn.functional as F
 
 from . import constraints
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
            "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
+           "TanhTransform", "Transform", "identity_transform"]
 
 
 def _sum_rightmost(t, n):
@@ -658,3 +658,6 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+from ._cat_stack_transforms import CatTransform, StackTransform  # noqa: E402,F401  (they build on the above)
