@@ -27,7 +27,7 @@ FACTORIES = {
     "Chi2": (lambda t: D.Chi2(t([1.5, 4.0])), [0.3, 4.0]),
     "Beta": (lambda t: D.Beta(t([0.5, 3.0]), t([2.0, 0.7])), [0.3, 0.9]),
     "Dirichlet": (lambda t: D.Dirichlet(t([[0.5, 3.0, 1.2]])), [[0.2, 0.5, 0.3]]),
-    "LogNormal": (lambda t: D.LogNormal(t([0.5, -1.0]), t([2.0, 0.3])), [0.3, 4.0]),
+    "LogNormal": (lambda t: D.LogNormal(t([0.5, -1.0]), t([0.6, 0.3])), [0.3, 4.0]),
     "HalfNormal": (lambda t: D.HalfNormal(t([2.0, 0.3])), [0.3, 4.0]),
     "StudentT": (lambda t: D.StudentT(t([3.5, 5.0]), t([0.1, -1.0]), t([2.0, 0.3])), [0.3, 4.0]),
     "Cauchy": (lambda t: D.Cauchy(t([0.5, -1.0]), t([2.0, 0.3])), [0.3, 4.0]),
