@@ -50,6 +50,8 @@ FACTORIES = {
     "LogisticNormal": (lambda t: D.LogisticNormal(t([0.5, 3.0]), t([2.0, 0.7])), [0.3, 0.5, 0.2]),
     "VonMises": (lambda t: D.VonMises(t([0.5, -1.0]), t([2.0, 0.3])), [0.1, 3.0]),
     "ContinuousBernoulli": (lambda t: D.ContinuousBernoulli(t([0.2, 0.4995])), [0.1, 0.3]),
+    "LKJCholesky": (lambda t: D.LKJCholesky(3, t([0.5, 2.0])),
+                    np.linalg.cholesky([[1.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.0]]).tolist()),
     "Mixture": (lambda t: D.MixtureSameFamily(D.Categorical(logits=t([0.1, 0.5, -0.3])),
                                               D.Normal(t([0.0, 1.0, 2.0]), t([1.0, 0.5, 2.0]))), [0.3, 2.0]),
     "RelaxedBernoulli": (lambda t: D.RelaxedBernoulli(t(0.5), probs=t([0.2, 0.7])), [0.3, 0.9]),
@@ -103,7 +105,7 @@ def test_samples_on_gpu(name):
     if support is not None and not constraints.is_dependent(support):
         assert bool(support.check(s).all())
     if name in ("Cauchy", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogisticNormal",
-                "VonMises"):
+                "VonMises", "LKJCholesky"):
         return
     s = cpu_numpy(s)
     mean, var = cpu_numpy(d.mean), cpu_numpy(d.variance)
@@ -139,7 +141,7 @@ def test_kl_transforms_and_constraints_on_gpu():
         np.testing.assert_allclose(cpu_numpy(got), cpu_numpy(D.kl_divergence(make_p(c), make_q(c))), rtol=1e-10)
     x = np.array([[0.3, -1.2, 2.0], [0.1, 0.5, -0.4]])
     for tr in (transforms.StickBreakingTransform(), transforms.SigmoidTransform(), transforms.TanhTransform(),
-               D.biject_to(constraints.interval(-1.0, 3.0))):
+               D.biject_to(constraints.interval(-1.0, 3.0)), transforms.CorrCholeskyTransform()):
         y = tr(t(x))
         assert y.device.type == "cuda"
         np.testing.assert_allclose(cpu_numpy(y), cpu_numpy(tr(c(x))), rtol=1e-12)

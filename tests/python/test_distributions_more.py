@@ -336,3 +336,66 @@ def test_continuous_bernoulli():
         close(d.variance, t.variance, rtol=1e-9)
         close(d.entropy(), t.entropy(), rtol=1e-9)
         close(d.cdf(t64(x)), t.cdf(tt(x)), rtol=1e-9)
+
+
+def test_corr_cholesky_and_positive_definite_transforms():
+    x = np.random.default_rng(6).standard_normal((2, 6))
+    t = D.CorrCholeskyTransform()
+    y = t(t64(x))
+    assert y.shape == (2, 4, 4) and t.forward_shape((2, 6)) == (2, 4, 4) and t.inverse_shape((2, 4, 4)) == (2, 6)
+    yn = y.numpy()
+    close(np.linalg.norm(yn, axis=-1), np.ones((2, 4)), rtol=1e-12)
+    assert np.allclose(np.triu(yn, 1), 0) and (np.diagonal(yn, axis1=-2, axis2=-1) > 0).all()
+    assert bool(D.constraints.corr_cholesky.check(y).all())
+    close(t.inv(y), x, rtol=1e-9)
+    # log|det| of x -> the strictly lower entries of y (its free coordinates), by finite differences
+    rows, cols = np.tril_indices(4, -1)
+    for row in x:
+        jac = np.zeros((6, 6))
+        for j in range(6):
+            e = np.zeros(6)
+            e[j] = 1e-6
+            jac[:, j] = (t(t64(row + e)).numpy()[rows, cols] - t(t64(row - e)).numpy()[rows, cols]) / 2e-6
+        close(t.log_abs_det_jacobian(t64(row), t(t64(row))), np.linalg.slogdet(jac)[1], rtol=1e-6)
+    assert isinstance(D.biject_to(D.constraints.corr_cholesky), D.CorrCholeskyTransform)
+    m = np.random.default_rng(7).standard_normal((2, 3, 3))
+    pd = D.transform_to(D.constraints.positive_definite)(t64(m))
+    assert bool(D.constraints.positive_definite.check(pd).all())
+    close(D.PositiveDefiniteTransform()(D.PositiveDefiniteTransform().inv(pd)), pd.numpy(), rtol=1e-10)
+
+
+def test_lkj_cholesky():
+    eta = np.array([0.5, 2.0])
+    d = D.LKJCholesky(3, t64(eta))
+    assert d.batch_shape == (2,) and d.event_shape == (3, 3)
+    ember.manual_seed(8)
+    s = d.sample((8000,))
+    assert bool(D.constraints.corr_cholesky.check(s).all())
+    corr = s.numpy() @ np.swapaxes(s.numpy(), -1, -2)
+    # each off-diagonal correlation is a (shifted) Beta(eta + (d - 2)/2, same): variance 1 / (2 eta + d - 1)
+    # (torch's sampler fails this for the rows after the second; see lkj_cholesky.py)
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        close(corr[:, :, i, j].var(0), 1 / (2 * eta + 2), rtol=0.08)
+    s4 = D.LKJCholesky(4, t64(1.5)).sample((8000,)).numpy()
+    corr4 = s4 @ np.swapaxes(s4, -1, -2)
+    rows, cols = np.triu_indices(4, 1)
+    close(corr4[:, rows, cols].var(0), np.full(6, 1 / (3 + 3)), rtol=0.08)
+    # dim 2: the density of the one correlation r is proportional to (1 - r^2)^(eta - 1) and integrates to 1
+    r = np.linspace(-1 + 1e-9, 1 - 1e-9, 200001)
+    factors = np.zeros((len(r), 2, 2))
+    factors[:, 0, 0] = 1
+    factors[:, 1, 0] = r
+    factors[:, 1, 1] = np.sqrt(1 - r ** 2)
+    for conc in (1.0, 3.0):
+        dens = np.exp(D.LKJCholesky(2, t64(conc)).log_prob(t64(factors)).numpy())
+        close(_trapz(dens, r), 1.0, rtol=1e-5)
+        close(dens[len(r) // 2] / dens[len(r) // 4], (1 - r[len(r) // 4] ** 2) ** (1 - conc), rtol=1e-6)
+    with pytest.raises(ValueError, match="dim"):
+        D.LKJCholesky(1)
+    if torch is not None:
+        t = torch.distributions.LKJCholesky(3, tt(eta))
+        close(d.log_prob(s[:5]), t.log_prob(tt(s[:5].numpy())), rtol=1e-9)
+        tc = torch.distributions.transforms.CorrCholeskyTransform()
+        x = np.random.default_rng(9).standard_normal(6)
+        close(D.CorrCholeskyTransform().log_abs_det_jacobian(t64(x), D.CorrCholeskyTransform()(t64(x))),
+              tc.log_abs_det_jacobian(tt(x), tc(tt(x))), rtol=1e-10)

@@ -131,3 +131,14 @@ def _biject_stack(constraint):
 @transform_to.register(constraints.stack)
 def _transform_stack(constraint):
     return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+def _transform_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()

@@ -9,10 +9,11 @@ import ember.nn.functional as F
 
 from . import constraints
 
-__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CumulativeDistributionTransform",
-           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 def _sum_rightmost(t, n):
@@ -661,3 +662,4 @@ class CumulativeDistributionTransform(Transform):
 
 
 from ._cat_stack_transforms import CatTransform, StackTransform  # noqa: E402,F401  (they build on the above)
+from ._matrix_transforms import CorrCholeskyTransform, PositiveDefiniteTransform  # noqa: E402,F401
