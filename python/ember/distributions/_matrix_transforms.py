@@ -14,10 +14,10 @@ from .transforms import LowerCholeskyTransform, Transform
 def _placement(n, diag, like):
     """[m, n*n] 0/1 matrix putting a vector of the m entries of the (diag-offset) lower triangle, in
     row-major order, at their places in a flattened n x n matrix."""
-    rows, cols = ember.tril_indices(n, n, diag).unbind(0)
+    rows, cols = ember.tril_indices(n, n, diag, device=like.device).unbind(0)
     m = rows.shape[0]
     place = ember.zeros(m, n * n, dtype=like.dtype, device=like.device)
-    place[ember.arange(m), (rows * n + cols).to(like.device)] = 1
+    place[ember.arange(m, device=like.device), rows * n + cols] = 1
     return place
 
 
