@@ -399,3 +399,43 @@ def test_lkj_cholesky():
         x = np.random.default_rng(9).standard_normal(6)
         close(D.CorrCholeskyTransform().log_abs_det_jacobian(t64(x), D.CorrCholeskyTransform()(t64(x))),
               tc.log_abs_det_jacobian(tt(x), tc(tt(x))), rtol=1e-10)
+
+
+def _log_multigamma(a, p):
+    return p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(a + (1 - j) / 2) for j in range(1, p + 1))
+
+
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart(kind):
+    cov = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 0.5]])
+    given = {"covariance_matrix": cov, "precision_matrix": np.linalg.inv(cov),
+             "scale_tril": np.linalg.cholesky(cov)}[kind]
+    df = np.array([4.0, 6.5])
+    d = D.Wishart(t64(df), **{kind: t64(given)})
+    assert d.batch_shape == (2,) and d.event_shape == (3, 3)
+    v = np.random.default_rng(10).standard_normal((3, 5))
+    X = v @ v.T / 5 + 0.1 * np.eye(3)
+    for i, nu in enumerate(df):
+        want = ((nu - 4) / 2 * np.linalg.slogdet(X)[1] - np.trace(np.linalg.solve(cov, X)) / 2
+                - nu * 3 / 2 * math.log(2) - nu / 2 * np.linalg.slogdet(cov)[1] - _log_multigamma(nu / 2, 3))
+        close(d.log_prob(t64(X))[i], want, rtol=1e-10)
+    close(d.mean, df[:, None, None] * cov, rtol=1e-10)
+    close(d.variance, df[:, None, None] * (cov ** 2 + np.outer(np.diag(cov), np.diag(cov))), rtol=1e-10)
+    close(d.covariance_matrix[0], cov, rtol=1e-10)
+    ember.manual_seed(11)
+    s = d.sample((20000,)).numpy()
+    assert bool(D.constraints.positive_definite.check(t64(s[:50])).all())
+    close(s.mean(0), d.mean.numpy(), rtol=0.05, atol=0.05)
+    close(s.var(0), d.variance.numpy(), rtol=0.12)
+    nu = t64([4.0]).requires_grad_()
+    D.Wishart(nu, t64(cov)).rsample((20000,)).mean(0).sum().backward()
+    close(nu.grad, [cov.sum()], rtol=0.05)  # d E[X] / d df = covariance
+    with pytest.raises(ValueError, match="df"):
+        D.Wishart(t64(1.5), t64(cov))
+    if sps is not None:
+        close(d.log_prob(t64(X)), [sps.wishart(nu, cov).logpdf(X) for nu in df], rtol=1e-9)
+        close(d.entropy(), [sps.wishart(nu, cov).entropy() for nu in df], rtol=1e-9)
+    if torch is not None:
+        t = torch.distributions.Wishart(tt(df), **{kind: tt(given)})
+        close(d.log_prob(t64(X)), t.log_prob(tt(X)), rtol=1e-9)
+        close(d.entropy(), t.entropy(), rtol=1e-9)

@@ -6,7 +6,7 @@ Binomial, Geometric, Multinomial, NegativeBinomial, MultivariateNormal,
 LowRankMultivariateNormal, MixtureSameFamily, RelaxedBernoulli,
 RelaxedOneHotCategorical, HalfCauchy, Pareto, Weibull, InverseGamma,
 Kumaraswamy, LogisticNormal, FisherSnedecor, VonMises, ContinuousBernoulli,
-OneHotCategoricalStraightThrough, LKJCholesky; constraints, transforms,
+OneHotCategoricalStraightThrough, LKJCholesky, Wishart; constraints, transforms,
 biject_to / transform_to, and kl_divergence between them. Parameters broadcast
 into batch_shape; rsample() is reparameterized (differentiable) where the
 distribution allows it."""
@@ -30,6 +30,7 @@ from .transformed_families import (HalfCauchy, InverseGamma, Kumaraswamy, Logist
 from .multivariate_normal import MultivariateNormal  # noqa: F401
 from .circular_and_unit import ContinuousBernoulli, VonMises  # noqa: F401
 from .lkj_cholesky import LKJCholesky  # noqa: F401
+from .wishart import Wishart  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,  # noqa: F401
