@@ -53,6 +53,7 @@ FACTORIES = {
     "LKJCholesky": (lambda t: D.LKJCholesky(3, t([0.5, 2.0])),
                     np.linalg.cholesky([[1.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.0]]).tolist()),
     "Wishart": (lambda t: D.Wishart(t([4.0, 6.5]), t(COV)), (np.eye(3) + 0.1).tolist()),
+    "GeneralizedPareto": (lambda t: D.GeneralizedPareto(t([0.1, 0.0]), t([2.0, 1.0]), t([0.4, -0.3])), [1.5, 0.7]),
     "Mixture": (lambda t: D.MixtureSameFamily(D.Categorical(logits=t([0.1, 0.5, -0.3])),
                                               D.Normal(t([0.0, 1.0, 2.0]), t([1.0, 0.5, 2.0]))), [0.3, 2.0]),
     "RelaxedBernoulli": (lambda t: D.RelaxedBernoulli(t(0.5), probs=t([0.2, 0.7])), [0.3, 0.9]),

@@ -439,3 +439,30 @@ def test_wishart(kind):
         t = torch.distributions.Wishart(tt(df), **{kind: tt(given)})
         close(d.log_prob(t64(X)), t.log_prob(tt(X)), rtol=1e-9)
         close(d.entropy(), t.entropy(), rtol=1e-9)
+
+
+def test_generalized_pareto():
+    loc, scale, conc = np.array([0.1, 0.0, -1.0]), np.array([2.0, 1.0, 0.5]), np.array([0.4, 0.0, -0.3])
+    d = D.GeneralizedPareto(t64(loc), t64(scale), t64(conc))
+    x = np.array([1.5, 0.7, -0.5])
+    z = (x - loc) / scale
+    logpdf = np.where(conc == 0, -z, -(1 / np.where(conc == 0, 1, conc) + 1) * np.log1p(conc * z)) - np.log(scale)
+    close(d.log_prob(t64(x)), logpdf, rtol=1e-12)
+    survival = np.where(conc == 0, np.exp(-z), (1 + conc * z) ** (-1 / np.where(conc == 0, 1, conc)))
+    close(d.cdf(t64(x)), 1 - survival, rtol=1e-12)
+    close(d.icdf(d.cdf(t64(x))), x, rtol=1e-10)
+    close(d.mean, loc + scale / (1 - conc), rtol=1e-12)
+    close(d.variance, scale ** 2 / ((1 - conc) ** 2 * (1 - 2 * conc)), rtol=1e-12)
+    close(d.entropy(), np.log(scale) + conc + 1, rtol=1e-12)
+    assert d.support.check(t64([100.0, 100.0, 1.0])).tolist() == [True, True, False]  # upper bound -1 + 0.5/0.3
+    ember.manual_seed(12)
+    s = d.sample((40000,)).numpy()
+    close(s.mean(0), loc + scale / (1 - conc), rtol=0.05, atol=0.03)
+    if sps is not None:
+        close(d.log_prob(t64(x)), [sps.genpareto(c, l, s).logpdf(v) for c, l, s, v in zip(conc, loc, scale, x)],
+              rtol=1e-9)
+    if torch is not None:
+        t = torch.distributions.GeneralizedPareto(tt(loc), tt(scale), tt(conc))
+        close(d.log_prob(t64(x)), t.log_prob(tt(x)), rtol=1e-9)
+        close(d.cdf(t64(x)), t.cdf(tt(x)), rtol=1e-9)
+        close(d.entropy(), t.entropy(), rtol=1e-9)

@@ -6,7 +6,8 @@ Binomial, Geometric, Multinomial, NegativeBinomial, MultivariateNormal,
 LowRankMultivariateNormal, MixtureSameFamily, RelaxedBernoulli,
 RelaxedOneHotCategorical, HalfCauchy, Pareto, Weibull, InverseGamma,
 Kumaraswamy, LogisticNormal, FisherSnedecor, VonMises, ContinuousBernoulli,
-OneHotCategoricalStraightThrough, LKJCholesky, Wishart; constraints, transforms,
+OneHotCategoricalStraightThrough, LKJCholesky, Wishart,
+GeneralizedPareto; constraints, transforms,
 biject_to / transform_to, and kl_divergence between them. Parameters broadcast
 into batch_shape; rsample() is reparameterized (differentiable) where the
 distribution allows it."""
@@ -23,7 +24,8 @@ from .constraint_registry import biject_to, transform_to  # noqa: F401
 from .transformed_distribution import TransformedDistribution  # noqa: F401
 from .gamma import Chi2, Gamma  # noqa: F401
 from .dirichlet import Beta, Dirichlet  # noqa: F401
-from .continuous import Cauchy, FisherSnedecor, Gumbel, HalfNormal, LogNormal, StudentT  # noqa: F401
+from .continuous import (Cauchy, FisherSnedecor, GeneralizedPareto, Gumbel, HalfNormal, LogNormal,  # noqa: F401
+                         StudentT)
 from .discrete import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson  # noqa: F401
 from .transformed_families import (HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, Pareto,  # noqa: F401
                                    Weibull)

@@ -262,3 +262,77 @@ class FisherSnedecor(Distribution):
         t2 = ct1 * ct3.log() + (ct1 - 1) * value.log()
         t3 = (ct1 + ct2) * (ct3 * value).log1p()
         return t1 + t2 - t3
+
+
+class GeneralizedPareto(Distribution):
+    """Survival function (1 + concentration * z) ** (-1 / concentration), z = (x - loc) / scale (exp(-z) at
+    concentration 0); bounded above by loc - scale / concentration when concentration < 0."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+    _param_names = ("loc", "scale", "concentration")
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, (), validate_args)
+
+    @property
+    def support(self):
+        upper = ember.where(self.concentration < 0, self.loc - self.scale / self.concentration,
+                            ember.full_like(self.loc, math.inf))
+        return constraints.interval(self.loc, upper)
+
+    def _safe_concentration(self):
+        """(concentration == 0 (to float tolerance), the concentration with those entries set to 1)."""
+        c = self.concentration
+        zero = c.abs() <= 1e-8
+        return zero, ember.where(zero, ember.ones_like(c), c)
+
+    @property
+    def mean(self):
+        c = self.concentration
+        valid = c < 1
+        safe = ember.where(valid, c, ember.full_like(c, 0.5))
+        return ember.where(valid, self.loc + self.scale / (1 - safe), ember.full_like(c, math.nan))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        c = self.concentration
+        valid = c < 0.5
+        safe = ember.where(valid, c, ember.full_like(c, 0.25))
+        var = self.scale.pow(2) / ((1 - safe).pow(2) * (1 - 2 * safe))
+        return ember.where(valid, var, ember.full_like(c, math.nan))
+
+    def rsample(self, sample_shape=()):
+        u = ember.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        self._validate_sample(value)
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        y = 1 / c + 1
+        nonzero = ember.where(y == 0, y, y * (c * z).log1p())
+        return -self.scale.log() - ember.where(zero, z, nonzero)
+
+    def log_survival_function(self, value):
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        return ember.where(zero, -z, -(c * z).log1p() / c)
+
+    def log_cdf(self, value):
+        return (-self.log_survival_function(value).exp()).log1p()
+
+    def cdf(self, value):
+        return self.log_cdf(value).exp()
+
+    def icdf(self, value):
+        zero, c = self._safe_concentration()
+        log_u = (-value).log1p()
+        return ember.where(zero, self.loc - self.scale * log_u, self.loc + self.scale / c * (-c * log_u).expm1())
+
+    def entropy(self):
+        return self.scale.log() + self.concentration + 1
