@@ -467,3 +467,14 @@ def test_generalized_pareto():
         close(d.log_prob(t64(x)), t.log_prob(tt(x).float()), rtol=1e-5)
         close(d.cdf(t64(x)), t.cdf(tt(x).float()), rtol=1e-5)
         close(d.entropy(), t.entropy(), rtol=1e-5)
+
+
+def test_exponential_family_entropy_by_bregman_identity():
+    cases = [D.Normal(t64([0.5, -1.0]), t64([2.0, 0.3])), D.Bernoulli(t64([0.2, 0.7])),
+             D.Exponential(t64([0.5, 3.0])), D.Gamma(t64([0.5, 3.0]), t64([2.0, 0.7])), D.Chi2(t64([1.5, 4.0])),
+             D.Beta(t64([0.5, 3.0]), t64([2.0, 0.7])), D.Dirichlet(t64([[0.5, 3.0, 1.2], [1.0, 1.0, 1.0]]))]
+    for d in cases:
+        assert isinstance(d, D.ExponentialFamily)
+        close(D.ExponentialFamily.entropy(d), d.entropy(), rtol=1e-10)
+    with pytest.raises(NotImplementedError):
+        D.ExponentialFamily.entropy(D.Poisson(t64([1.0])))  # no closed E[log h(x)] (as in torch)

@@ -12,6 +12,7 @@ biject_to / transform_to, and kl_divergence between them. Parameters broadcast
 into batch_shape; rsample() is reparameterized (differentiable) where the
 distribution allows it."""
 from .distribution import Distribution  # noqa: F401
+from .exp_family import ExponentialFamily  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .bernoulli import Bernoulli  # noqa: F401
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough  # noqa: F401

@@ -3,7 +3,8 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints as _c
-from .distribution import Distribution, broadcast_all
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 
 def _probs_or_logits(name, probs, logits):
@@ -11,7 +12,7 @@ def _probs_or_logits(name, probs, logits):
         raise ValueError(f"{name}: pass exactly one of probs or logits")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     support = _c.boolean
     _param_names = ("probs",)
 
@@ -61,6 +62,16 @@ class Bernoulli(Distribution):
         # -BCE with logits: stable for logits of any size.
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return F.softplus(x)
+
+    _mean_carrier_measure = 0
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

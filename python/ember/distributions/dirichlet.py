@@ -4,11 +4,12 @@ gradient through the normalization, which is an exact pathwise gradient."""
 import ember
 
 from . import constraints
-from .distribution import Distribution, broadcast_all
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -50,6 +51,20 @@ class Dirichlet(Distribution):
         a = self.concentration
         return (ember.xlogy(a - 1.0, value).sum(-1) + a.sum(-1).lgamma() - a.lgamma().sum(-1))
 
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        # h(x) = 1 / prod(x_i) with these natural parameters: E[log h] = -sum_i E[log x_i]
+        a = self.concentration
+        return -(a.digamma() - a.sum(-1, keepdim=True).digamma()).sum(-1)
+
     def entropy(self):
         a = self.concentration
         k = a.shape[-1]
@@ -57,7 +72,7 @@ class Dirichlet(Distribution):
         return (a.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma() - ((a - 1.0) * a.digamma()).sum(-1))
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
@@ -92,3 +107,15 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
+
+    @property
+    def _mean_carrier_measure(self):
+        return self._dirichlet._mean_carrier_measure

@@ -7,6 +7,7 @@ import ember.nn.functional as F
 
 from . import constraints
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 
 
 def _logits_from_probs(probs):
@@ -63,7 +64,7 @@ def _sample_poisson(rate):
     return out
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
     _param_names = ("rate",)
@@ -87,6 +88,14 @@ class Poisson(Distribution):
     def _sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         return _sample_poisson(self.rate.detach().expand(*shape).contiguous())
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
     def log_prob(self, value):
         self._validate_sample(value)

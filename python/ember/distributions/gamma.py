@@ -18,7 +18,8 @@ import math
 import ember
 
 from . import constraints
-from .distribution import Distribution, broadcast_all
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 _TERMS_PER_CHUNK = 128
 
@@ -127,7 +128,7 @@ def standard_gamma(alpha):
         return _sample_standard_gamma(alpha)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -162,6 +163,16 @@ class Gamma(Distribution):
     def entropy(self):
         a = self.concentration
         return a - self.rate.log() + a.lgamma() + (1.0 - a) * a.digamma()
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
+    _mean_carrier_measure = 0
 
     def cdf(self, value):
         self._validate_sample(value)

@@ -5,6 +5,7 @@ import ember
 
 from . import constraints as _c
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 
 
 class Uniform(Distribution):
@@ -47,7 +48,7 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     support = _c.nonnegative
     has_rsample = True
     _param_names = ("rate",)
@@ -85,6 +86,16 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - self.rate.log()
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
+    _mean_carrier_measure = 0
 
 
 class Laplace(Distribution):

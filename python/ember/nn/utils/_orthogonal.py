@@ -34,7 +34,7 @@ def householder_product(V, tau):
 def _householder_qr(Q):
     """(A, tau) as LAPACK's geqrf: R on and above A's diagonal, the reflectors' vectors below it."""
     A = Q.clone()
-    n, k = A.shape[-2], A.shape[-1]
+    k = A.shape[-1]
     taus = []
     for i in range(k):
         x = A[..., i:, i]

@@ -8,7 +8,6 @@ import numbers
 from abc import ABC, abstractmethod
 
 import ember
-from ember.nn.parameter import Parameter
 
 __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured", "LnStructured", "PruningContainer",
            "RandomStructured", "RandomUnstructured", "custom_from_mask", "global_unstructured", "identity",
