@@ -601,6 +601,21 @@ KL_PAIRS = [
      lambda: D.Normal(t64([0.5, 0.0]), t64([1.5, 0.7]))),
     ("Uniform-Gumbel", lambda: D.Uniform(t64([0.0, -1.0]), t64([2.0, 0.5])),
      lambda: D.Gumbel(t64([0.5, 0.0]), t64([1.5, 0.7]))),
+    ("Pareto", lambda: D.Pareto(t64([1.0, 3.0]), t64([2.5, 3.0])), lambda: D.Pareto(t64([0.5, 2.5]), t64([1.5, 4.0]))),
+    ("Exponential-Normal", lambda: D.Exponential(t64([2.0, 0.5])), lambda: D.Normal(t64([0.5, 0.0]), t64([1.5, 0.7]))),
+    ("Gamma-Normal", lambda: D.Gamma(t64([2.0, 0.5]), t64([1.0, 3.0])),
+     lambda: D.Normal(t64([0.5, 0.0]), t64([1.5, 0.7]))),
+    ("Laplace-Normal", lambda: D.Laplace(t64([0.3, -1.0]), t64([1.0, 0.5])),
+     lambda: D.Normal(t64([0.5, 0.0]), t64([1.5, 0.7]))),
+    ("Normal-Gumbel", lambda: D.Normal(t64([0.3, -1.0]), t64([1.0, 0.5])),
+     lambda: D.Gumbel(t64([0.5, 0.0]), t64([1.5, 0.7]))),
+    ("Uniform-Exponential", lambda: D.Uniform(t64([0.0, 0.5]), t64([2.0, 1.0])), lambda: D.Exponential(t64([0.5, 2.0]))),
+    ("Uniform-Gamma", lambda: D.Uniform(t64([0.0, 0.5]), t64([2.0, 1.5])),
+     lambda: D.Gamma(t64([2.0, 0.5]), t64([1.0, 3.0]))),
+    ("Uniform-Beta", lambda: D.Uniform(t64([0.0, 0.2]), t64([1.0, 0.5])),
+     lambda: D.Beta(t64([2.0, 0.5]), t64([1.0, 3.0]))),
+    ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(t64([0.2, 0.7])),
+     lambda: D.ContinuousBernoulli(t64([0.4, 0.1]))),
 ]
 
 
@@ -620,11 +635,39 @@ def test_kl_against_monte_carlo(name, make_p, make_q):
         T = torch.distributions
 
         def to_torch(d):
-            names = {"Exponential": ("rate",), "Uniform": ("low", "high"), "Normal": ("loc", "scale")}.get(
+            names = {"Exponential": ("rate",), "Uniform": ("low", "high"), "Normal": ("loc", "scale"),
+                     "Laplace": ("loc", "scale")}.get(
                 type(d).__name__, [k for k in type(d).arg_constraints if k not in d._derived])
             params = {k: tt(getattr(d, k).numpy()) for k in names if k in vars(d)}
             return getattr(T, type(d).__name__)(**params)
         close(kl, T.kl_divergence(to_torch(p), to_torch(q)), rtol=1e-8)
+
+
+def test_kl_infinite_outside_the_support_and_bregman():
+    assert D.kl_divergence(D.Pareto(t64(1.0), t64(2.0)), D.Pareto(t64(2.0), t64(2.0))).item() == math.inf
+    assert D.kl_divergence(D.Uniform(t64(-1.0), t64(1.0)), D.Exponential(t64(1.0))).item() == math.inf
+    assert D.kl_divergence(D.Uniform(t64(-1.0), t64(1.0)), D.Gamma(t64(2.0), t64(1.0))).item() == math.inf
+    assert D.kl_divergence(D.Uniform(t64(0.5), t64(1.5)), D.Beta(t64(2.0), t64(1.0))).item() == math.inf
+    # the generic exponential-family KL (Bregman divergence of the log normalizer) equals the closed forms,
+    # gradients included
+    from ember.distributions.kl_cross import _kl_exponential_family
+    a, b = t64([0.3, 2.0]).requires_grad_(), t64([1.5, 0.4]).requires_grad_()
+    pairs = [(lambda a, b: D.Gamma(a, b), lambda: D.Gamma(t64([1.3, 0.7]), t64([2.0, 1.0]))),
+             (lambda a, b: D.Beta(a, b), lambda: D.Beta(t64([1.3, 0.7]), t64([2.0, 1.0]))),
+             (lambda a, b: D.Normal(a, b), lambda: D.Normal(t64([1.3, 0.7]), t64([2.0, 1.0]))),
+             (lambda a, b: D.Dirichlet(ember.stack([a, b], -1)), lambda: D.Dirichlet(t64([[1.3, 2.0], [0.7, 1.0]]))),
+             (lambda a, b: D.Exponential(a * b), lambda: D.Exponential(t64([1.3, 0.7]))),
+             (lambda a, b: D.Bernoulli(a / 3 + b / 3), lambda: D.Bernoulli(t64([0.3, 0.6])))]
+    for make_p, make_q in pairs:
+        generic = _kl_exponential_family(make_p(a, b), make_q())
+        (ga, gb) = ember.autograd.grad(generic.sum(), [a, b])
+        closed = D.kl_divergence(make_p(a, b), make_q())
+        (wa, wb) = ember.autograd.grad(closed.sum(), [a, b])
+        close(generic, closed.detach().numpy(), rtol=1e-10)
+        close(ga, wa.numpy(), rtol=1e-9)
+        close(gb, wb.numpy(), rtol=1e-9)
+    with pytest.raises(NotImplementedError):
+        _kl_exponential_family(D.Gamma(t64(1.0), t64(1.0)), D.Beta(t64(1.0), t64(1.0)))
 
 
 def test_kl_errors():

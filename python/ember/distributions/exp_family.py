@@ -22,12 +22,18 @@ class ExponentialFamily(Distribution):
         raise NotImplementedError(f"{type(self).__name__}._mean_carrier_measure is not implemented")
 
     def entropy(self):
-        result = -self._mean_carrier_measure
-        params = [p.detach().requires_grad_() for p in self._natural_params]
+        params, tracked = differentiable_params(self._natural_params)
         with ember.enable_grad():
             log_norm = self._log_normalizer(*params)
             grads = ember.autograd.grad(log_norm.sum(), params, create_graph=True)
-        result = result + log_norm
+        result = -self._mean_carrier_measure + log_norm
         for p, g in zip(params, grads):
             result = result - (p * g).reshape(*self.batch_shape, -1).sum(-1)
-        return result
+        return result if tracked else result.detach()
+
+
+def differentiable_params(params):
+    """(stand-ins autograd can differentiate with respect to, whether any parameter carries a graph): a
+    tracked parameter keeps its graph (so the result stays differentiable in it), others become leaves."""
+    tracked = any(p.requires_grad for p in params)
+    return [p.view_as(p) if p.requires_grad else p.detach().requires_grad_() for p in params], tracked
