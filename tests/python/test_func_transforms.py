@@ -8,8 +8,8 @@ import pytest
 
 import ember
 import ember.nn as nn
-from ember.func import (functional_call, grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize,
-                        replace_all_batch_norm_modules_, stack_module_state, vjp, vmap)
+from ember.func import (functional_call, functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp,
+                        linearize, replace_all_batch_norm_modules_, stack_module_state, vjp, vmap)
 from harness import torch
 
 CASES = []
@@ -260,3 +260,14 @@ def test_linearize_and_replace_batch_norm():
     assert bn.running_mean is None and bn.running_var is None and not bn.track_running_stats
     net(ember.randn(4, 3))  # batch statistics, nothing tracked
     assert "1.running_mean" not in net.state_dict()
+
+
+def test_functionalize_passes_mutating_functions_through():
+    def f(x):
+        y = x.clone()
+        y.mul_(2)
+        return (y * x).sum()
+    g = functionalize(f)
+    close(grad(g)(t64(XV)), 4 * XV)
+    with pytest.raises(RuntimeError, match="remove"):
+        functionalize(f, remove="views")

@@ -7,7 +7,8 @@ the results (no batching rules); see _autodiff.py and _vmap.py."""
 from ember.func._functional_call import functional_call  # noqa: F401
 from ember.func._autodiff import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp  # noqa: F401
 from ember.func._vmap import vmap  # noqa: F401
-from ember.func._module_utils import linearize, replace_all_batch_norm_modules_, stack_module_state  # noqa: F401
+from ember.func._module_utils import (functionalize, linearize, replace_all_batch_norm_modules_,  # noqa: F401
+                                     stack_module_state)
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
            "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]

@@ -47,3 +47,12 @@ def replace_all_batch_norm_modules_(root):
             module.num_batches_tracked = None
             module.track_running_stats = False
     return root
+
+
+def functionalize(func, *, remove="mutations"):
+    """func itself: ember has no graph capture that in-place mutations would break, so a function with
+    mutations already composes with every transform here (accepted for torch.func compatibility)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
+                           "Valid options are: remove='mutations' and remove='mutations_and_views'.")
+    return func
