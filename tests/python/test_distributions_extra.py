@@ -713,6 +713,10 @@ def test_validate_sample_and_opt_out():
         D.Poisson(t64(1.0)).log_prob(t64(0.5))
     with pytest.raises(ValueError, match="within the support"):
         D.Beta(t64(1.0), t64(1.0)).log_prob(t64(1.5))
+    with pytest.raises(ValueError, match="not broadcastable"):
+        D.Gamma(t64([1.0, 2.0]), t64(1.0)).log_prob(t64([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="right-most size of value must match event_shape"):
+        D.Dirichlet(t64([1.0, 2.0])).log_prob(t64([0.2, 0.3, 0.5]))
     # validate_args=False skips the checks
     D.Gamma(t64([-1.0]), t64([1.0]), validate_args=False)
     D.Gamma(t64(1.0), t64(1.0), validate_args=False).log_prob(t64(-1.0))

@@ -52,6 +52,14 @@ class Distribution:
             return
         if not isinstance(value, ember.Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
+        actual = tuple(value.shape)
+        event = tuple(self._event_shape)
+        if actual[len(actual) - len(event):] != event:
+            raise ValueError(f"The right-most size of value must match event_shape: {actual} vs {event}.")
+        expected = tuple(self._batch_shape) + event
+        for i, j in zip(reversed(actual), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual} vs {expected}.")
         support = self.support
         from . import constraints
         if support is None or constraints.is_dependent(support):
