@@ -75,7 +75,7 @@ class MixtureSameFamily(Distribution):
         return (self._component_distribution.cdf(x) * self._mixture_distribution.probs).sum(-1)
 
     def log_prob(self, x):
-        self._validate_sample(x) if self._validate_args and self.support is not None else None
+        self._validate_sample(x)
         x = self._pad_mean(x)
         log_prob_x = self._component_distribution.log_prob(x)  # [S, B, K]
         log_mix = ember.log_softmax(self._mixture_distribution.logits, -1)
