@@ -478,3 +478,25 @@ def test_exponential_family_entropy_by_bregman_identity():
         close(D.ExponentialFamily.entropy(d), d.entropy(), rtol=1e-10)
     with pytest.raises(NotImplementedError):
         D.ExponentialFamily.entropy(D.Poisson(t64([1.0])))  # no closed E[log h(x)] (as in torch)
+
+
+def test_utils():
+    from ember.distributions import utils
+    probs = t64([[0.2, 0.8], [0.0, 1.0]])
+    close(utils.logits_to_probs(utils.probs_to_logits(probs)), [[0.2, 0.8], [0.0, 1.0]], atol=1e-15)
+    close(utils.probs_to_logits(t64([0.25]), is_binary=True), [math.log(1 / 3)], rtol=1e-12)
+    close(utils.logits_to_probs(t64([0.0]), is_binary=True), [0.5])
+    assert np.isfinite(utils.probs_to_logits(t64([0.0, 1.0]), is_binary=True).numpy()).all()
+    a, b = utils.broadcast_all(t64([1.0, 2.0]), 3.0)
+    assert b.shape == (2,) and b.dtype == ember.float64
+    close(utils.vec_to_tril_matrix(t64([1.0, 2.0, 3.0])), [[1.0, 0.0], [2.0, 3.0]])
+    close(utils.tril_matrix_to_vec(t64([[1.0, 9.0], [2.0, 3.0]])), [1.0, 2.0, 3.0])
+    calls = []
+
+    class Thing:
+        @utils.lazy_property
+        def value(self):
+            calls.append(1)
+            return 42
+    thing = Thing()
+    assert thing.value == 42 and thing.value == 42 and len(calls) == 1

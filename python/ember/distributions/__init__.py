@@ -19,7 +19,7 @@ from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraig
 from .simple import Exponential, Laplace, Uniform  # noqa: F401
 from .independent import Independent  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
-from . import constraints, transforms  # noqa: F401
+from . import constraints, transforms, utils  # noqa: F401
 from .transforms import *  # noqa: F401,F403
 from .constraint_registry import biject_to, transform_to  # noqa: F401
 from .transformed_distribution import TransformedDistribution  # noqa: F401
