@@ -271,3 +271,29 @@ def test_functionalize_passes_mutating_functions_through():
     close(grad(g)(t64(XV)), 4 * XV)
     with pytest.raises(RuntimeError, match="remove"):
         functionalize(f, remove="views")
+
+
+def test_jacfwd_columns_match_jacrev_rows():
+    A = RNG.standard_normal((5, 3))
+
+    def f(x, y):
+        return (t64(A) @ (x.sin() * y), (x * y).sum())
+    x, y = t64(XV), t64(YV)
+    fwd = jacfwd(f, argnums=(0, 1))(x, y)
+    rev = jacrev(f, argnums=(0, 1))(x, y)
+    for out_f, out_r in zip(fwd, rev):
+        for a, b in zip(out_f, out_r):
+            assert a.shape == b.shape
+            close(a, b)
+    close(fwd[0][0], A * (np.cos(XV) * YV))
+    close(fwd[1][1], XV)
+    # an output that ignores an input: a zero block
+    close(jacfwd(lambda a, b: a * 2, argnums=1)(x, y), np.zeros((3, 3)))
+    # matrix inputs and outputs
+    m = t64(RNG.standard_normal((2, 3)))
+    close(jacfwd(lambda v: v.t() @ v)(m), jacrev(lambda v: v.t() @ v)(m))
+    # nested both ways: second derivatives
+    f2 = lambda v: (v.exp() * v[0]).sum()  # noqa: E731
+    for outer in (jacfwd, jacrev):
+        for inner in (jacfwd, jacrev):
+            close(outer(inner(f2))(x), hessian(f2)(x), rtol=1e-9)

@@ -11,8 +11,10 @@ results come back detached. Tensors func closes over are constants to these
 transforms (pass them as arguments to differentiate with respect to them).
 
 ember has no forward-mode AD: jvp is computed by the double-vjp trick
-(J t = d/du <J^T u, t>, exact, two reverse passes), and jacfwd computes the
-same Jacobian as jacrev (row by row in reverse mode)."""
+(J t = d/du <J^T u, t>, exact, two reverse passes), and jacfwd builds the
+Jacobian column by column the same way (one pass per input element after one
+shared reverse pass), while jacrev builds it row by row (one reverse pass per
+output element)."""
 import ember
 
 from ._pytree import tree_flatten, tree_unflatten
@@ -186,7 +188,43 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (_finish(aux, nested),) if has_aux else result
 
 
-def _jacobian(func, argnums, has_aux, name):
+def _rows_by_reverse(out_leaves, inputs, nested):
+    """[output][input] Jacobian blocks, one reverse pass per output element (a row of the Jacobian)."""
+    blocks = []
+    for o in out_leaves:
+        rows = [[] for _ in inputs]
+        flat = o.reshape(-1)
+        for i in range(flat.numel()):
+            seed = ember.zeros_like(flat)
+            seed[i] = 1
+            for k, g in enumerate(_grads([flat], inputs, [seed], create_graph=nested)):
+                rows[k].append(g)
+        blocks.append([ember.stack(rows[k]).reshape(*o.shape, *x.shape) if rows[k] else
+                       ember.zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
+                       for k, x in enumerate(inputs)])
+    return blocks
+
+
+def _columns_by_double_vjp(out_leaves, inputs, nested):
+    """[output][input] Jacobian blocks, one pass per input element (a column of the Jacobian): with a dummy
+    cotangent u, g(u) = J^T u is computed once (keeping its graph), and d g_j / du is column j of J."""
+    dummies = [ember.zeros_like(o).requires_grad_() for o in out_leaves]
+    vjps = _grads(out_leaves, inputs, dummies, create_graph=True)
+    columns = [[[] for _ in inputs] for _ in out_leaves]
+    for k, x in enumerate(inputs):
+        flat = vjps[k].reshape(-1)
+        for j in range(x.numel()):
+            seed = ember.zeros_like(flat)
+            seed[j] = 1
+            for oi, col in enumerate(_grads([flat], dummies, [seed], create_graph=nested)):
+                columns[oi][k].append(col)
+    return [[ember.stack(columns[oi][k], -1).reshape(*o.shape, *x.shape) if columns[oi][k] else
+             ember.zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
+             for k, x in enumerate(inputs)]
+            for oi, o in enumerate(out_leaves)]
+
+
+def _jacobian(func, argnums, has_aux, name, blocks_of):
     def wrapper(*args, **kwargs):
         nums, single = _argnums_tuple(argnums, len(args), name)
         args = list(args)
@@ -202,23 +240,8 @@ def _jacobian(func, argnums, has_aux, name):
         with ember.enable_grad():
             out, aux = _split_aux(func(*args, **kwargs), has_aux, name)
             out_leaves, out_spec = tree_flatten(out)
-            per_output = []
-            for o in out_leaves:
-                rows = [[] for _ in inputs]
-                flat = o.reshape(-1)
-                for i in range(flat.numel()):
-                    seed = ember.zeros_like(flat)
-                    seed[i] = 1
-                    for k, g in enumerate(_grads([flat], inputs, [seed], create_graph=nested)):
-                        rows[k].append(g)
-                jacs = []
-                for k, x in enumerate(inputs):
-                    if rows[k]:
-                        jac = ember.stack(rows[k]).reshape(*o.shape, *x.shape)
-                    else:
-                        jac = ember.zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
-                    jacs.append(jac)
-                per_output.append(jacs[0] if single else tuple(jacs))
+            blocks = blocks_of(out_leaves, inputs, nested)
+        per_output = [b[0] if single else tuple(b) for b in blocks]
         result = _finish(tree_unflatten(per_output, out_spec), nested)
         return (result, _finish(aux, nested)) if has_aux else result
     return wrapper
@@ -227,13 +250,14 @@ def _jacobian(func, argnums, has_aux, name):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """A function returning the Jacobian of func with respect to args[argnums] (shape: output shape + input
     shape), one reverse pass per output element. chunk_size is accepted and ignored."""
-    return _jacobian(func, argnums, has_aux, "jacrev")
+    return _jacobian(func, argnums, has_aux, "jacrev", _rows_by_reverse)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian as jacrev computes it: ember has no forward-mode AD, so this runs in reverse mode (same
-    values, one reverse pass per output element)."""
-    return _jacobian(func, argnums, has_aux, "jacfwd")
+    """The Jacobian column by column, one pass per input element, as forward mode would (cheaper than jacrev
+    when the inputs are fewer than the outputs). ember has no forward-mode AD: each column is a
+    Jacobian-vector product by the double-vjp trick, sharing one first reverse pass."""
+    return _jacobian(func, argnums, has_aux, "jacfwd", _columns_by_double_vjp)
 
 
 def hessian(func, argnums=0):
