@@ -2,7 +2,9 @@
 import ember
 import ember.nn.functional as F
 
-from .distribution import Distribution, broadcast_all
+from . import constraints as _c
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 
 def _probs_or_logits(name, probs, logits):
@@ -10,7 +12,8 @@ def _probs_or_logits(name, probs, logits):
         raise ValueError(f"{name}: pass exactly one of probs or logits")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
+    support = _c.boolean
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -28,6 +31,16 @@ class Bernoulli(Distribution):
         super().__init__(self.probs.shape, (), validate_args)
         if not self._given_logits:
             self._check((self.probs >= 0) & (self.probs <= 1), "probs must lie in [0, 1]")
+
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand=True):
+        values = ember.arange(2, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.view(-1, *([1] * len(self.batch_shape)))
+        return values.expand(-1, *self.batch_shape) if expand else values
+
+    def _constructor_kwargs(self):
+        return {"logits": self.logits} if self._given_logits else {"probs": self.probs}
 
     @property
     def mean(self):
@@ -49,6 +62,16 @@ class Bernoulli(Distribution):
         # -BCE with logits: stable for logits of any size.
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return F.softplus(x)
+
+    _mean_carrier_measure = 0
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

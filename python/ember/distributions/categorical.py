@@ -3,10 +3,12 @@ import ember
 import ember.nn.functional as F
 
 from .bernoulli import _probs_or_logits
+from . import constraints as _c
 from .distribution import Distribution
 
 
 class Categorical(Distribution):
+    has_enumerate_support = True
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -25,6 +27,13 @@ class Categorical(Distribution):
             self.logits = self.probs.clamp(min=ember.finfo(self.probs.dtype).tiny).log()
         self._num_events = t.shape[-1]
         super().__init__(t.shape[:-1], (), validate_args)
+
+    def _constructor_kwargs(self):
+        return {"logits": self.logits}
+
+    @property
+    def support(self):
+        return _c.integer_interval(0, self._num_events - 1)
 
     @property
     def param_shape(self):
@@ -68,12 +77,17 @@ class Categorical(Distribution):
 
 
 class OneHotCategorical(Distribution):
+    has_enumerate_support = True
+    support = _c.one_hot
     _param_names = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
         self.probs, self.logits = self._categorical.probs, self._categorical.logits
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
+
+    def _constructor_kwargs(self):
+        return {"logits": self.logits}
 
     @property
     def mean(self):
@@ -96,3 +110,20 @@ class OneHotCategorical(Distribution):
 
     def entropy(self):
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self.event_shape[0]
+        values = ember.eye(n, dtype=self.probs.dtype, device=self.probs.device)
+        values = values.view(n, *([1] * len(self.batch_shape)), n)
+        return values.expand(n, *self.batch_shape, n) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is a one-hot draw carrying the straight-through gradient of the
+    probabilities (draw + probs - probs.detach())."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        with ember.no_grad():
+            draw = self._sample(sample_shape)
+        return draw + (self.probs - self.probs.detach())

@@ -16,6 +16,21 @@ class Independent(Distribution):
         super().__init__(batch[:split], batch[split:] + tuple(base_distribution.event_shape), validate_args)
 
     @property
+    def support(self):
+        from . import constraints
+        support = self.base_dist.support
+        return None if support is None else constraints.independent(support, self.reinterpreted_batch_ndims)
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = tuple(batch_shape)
+        base_batch = tuple(self.base_dist.batch_shape)
+        moved = base_batch[len(base_batch) - self.reinterpreted_batch_ndims:]
+        new = Independent(self.base_dist.expand(batch_shape + moved), self.reinterpreted_batch_ndims,
+                          validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
     def has_rsample(self):
         return self.base_dist.has_rsample
 

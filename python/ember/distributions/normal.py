@@ -3,12 +3,16 @@ import math
 
 import ember
 
-from .distribution import Distribution, broadcast_all
+from . import constraints as _c
+from .distribution import broadcast_all
+from .exp_family import ExponentialFamily
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
+    support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -42,6 +46,16 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
+
+    _mean_carrier_measure = 0
 
     def cdf(self, value):
         return 0.5 * (1 + ember.erf((value - self.loc) / (self.scale * math.sqrt(2))))

@@ -3,17 +3,24 @@ import math
 
 import ember
 
+from . import constraints as _c
 from .distribution import Distribution, broadcast_all
+from .exp_family import ExponentialFamily
 
 
 class Uniform(Distribution):
     has_rsample = True
     _param_names = ("low", "high")
+    _expand_params = ("low", "high")
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, (), validate_args)
         self._check(self.low < self.high, "low must be less than high")
+
+    @property
+    def support(self):
+        return _c.interval(self.low, self.high)
 
     @property
     def mean(self):
@@ -41,9 +48,11 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
+    support = _c.nonnegative
     has_rsample = True
     _param_names = ("rate",)
+    _expand_params = ("rate",)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
@@ -78,10 +87,22 @@ class Exponential(Distribution):
     def entropy(self):
         return 1.0 - self.rate.log()
 
+    # exponential family: natural parameters, log normalizer, E[log h(x)] (see exp_family.py)
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
+
+    _mean_carrier_measure = 0
+
 
 class Laplace(Distribution):
+    support = _c.real
     has_rsample = True
     _param_names = ("loc", "scale")
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)

@@ -15,3 +15,4 @@ from ember.nn.utils.init import skip_init  # noqa: F401,E402
 from ember.nn.utils import stateless  # noqa: F401,E402
 from ember.nn.utils.memory_format import (convert_conv2d_weight_memory_format,  # noqa: F401,E402
                                           convert_conv3d_weight_memory_format)
+from ember.nn.utils import prune  # noqa: F401,E402

@@ -5,7 +5,7 @@ from ember.nn import functional as F
 from ember.nn.modules.module import Module
 from ember.nn.utils import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def _norm_except_dim(v, dim):
@@ -103,3 +103,6 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         dim = 1 if "ConvTranspose" in type(module).__name__ else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
+
+
+from ember.nn.utils._orthogonal import orthogonal  # noqa: E402,F401
