@@ -152,7 +152,8 @@ def save(obj, f, format="safetensors"):
     writable binary file object).
 
     format="safetensors" (the default) writes a safetensors file; format="torch" writes PyTorch's zip
-    format, which torch.load reads. A path is written atomically: a crash mid-write leaves the previous
+    format, which torch.load reads. Objects safetensors cannot hold (modules, other Python objects) are
+    written in PyTorch's format whatever `format` says; reading them back needs weights_only=False. A path is written atomically: a crash mid-write leaves the previous
     file at `f` intact.
     """
     if format not in ("safetensors", "torch"):
@@ -160,7 +161,12 @@ def save(obj, f, format="safetensors"):
     if format == "torch":
         return _write(f, [_torch_format.save_torch(obj, f)])
     tensors = {}
-    structure = _flatten(obj, "", tensors)
+    try:
+        structure = _flatten(obj, "", tensors)
+    except TypeError:
+        # What safetensors + JSON cannot describe (a whole nn.Module, argparse.Namespace, sets, numpy
+        # arrays, tuple keys) is pickled in PyTorch's format, as torch.save does; load(weights_only=False)
+        return _write(f, [_torch_format.save_torch(obj, f)])
     header = {}
     chunks = []
     offset = 0

@@ -11,7 +11,8 @@ def broadcast_all(*values):
     tensors = [v if isinstance(v, ember.Tensor) else ember.tensor(float(v), dtype=dtype, device=device)
                for v in values]
     shape = ember.broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(*shape) for t in tensors)
+    # a tensor of the full shape is kept as given (as torch does), so dist.loc is the caller's leaf
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in tensors)
 
 
 class Distribution:

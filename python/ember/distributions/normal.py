@@ -59,3 +59,7 @@ class Normal(ExponentialFamily):
 
     def cdf(self, value):
         return 0.5 * (1 + ember.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value):
+        # the quantile: loc + scale * sqrt(2) * erfinv(2p - 1)
+        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)

@@ -266,3 +266,4 @@ from ember.nn._functional_3d import *  # noqa: E402,F401,F403
 from ember.nn._functional_ctc import *  # noqa: E402,F401,F403
 from ember.nn._functional_mha import *  # noqa: E402,F401,F403
 native_channel_shuffle = channel_shuffle  # noqa: F405  (torch's name for the same op)
+from ember.nn._functional_embedding import embedding  # noqa: E402,F811  (adds max_norm to the kernel's)

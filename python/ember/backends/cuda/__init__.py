@@ -80,3 +80,38 @@ def enable_cudnn_sdp(enabled):
 
 def cudnn_sdp_enabled():
     return _other_sdp["cudnn"]
+
+
+# ---- the deprecated context manager older scripts still use (torch.backends.cuda.sdp_kernel) -----
+
+def _sdp_settings():
+    return (flash_sdp_enabled(), math_sdp_enabled(), mem_efficient_sdp_enabled(), cudnn_sdp_enabled())
+
+
+def _set_sdp_settings(flash, math, mem_efficient, cudnn):
+    enable_flash_sdp(flash)
+    enable_math_sdp(math)
+    enable_mem_efficient_sdp(mem_efficient)
+    enable_cudnn_sdp(cudnn)
+
+
+class sdp_kernel:
+    """Within the block only the enabled attention paths may run; the previous settings come back on
+    exit. Deprecated in torch in favour of ember.nn.attention.sdpa_kernel, and warns as torch does."""
+
+    def __init__(self, enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+        import warnings
+        warnings.warn("`ember.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+                      "will be removed. Please see `ember.nn.attention.sdpa_kernel()` for the new context "
+                      "manager, with updated signature.", FutureWarning, stacklevel=2)
+        self._wanted = (bool(enable_flash), bool(enable_math), bool(enable_mem_efficient), bool(enable_cudnn))
+        self._previous = []  # a stack, so one object may be entered again while active
+
+    def __enter__(self):
+        self._previous.append(_sdp_settings())
+        _set_sdp_settings(*self._wanted)
+        return self
+
+    def __exit__(self, *exc):
+        _set_sdp_settings(*self._previous.pop())
+        return False
