@@ -85,10 +85,10 @@ def main(rank, world_size, ckpt_path):
     correct = sum(d == t for d, t in zip(decoded, targets.tolist()))
     agree = all(abs(g.item() - gathered[0].item()) < 1e-5 for g in gathered)
     print(f"rank {rank} loss {losses[0]:.3f} -> {losses[-1]:.3f} mean-metric {metric.item():.3f} "
-          f"ranks agree {agree} decoded {correct}/8", flush=True)
+          f"ranks agree {agree} decoded {correct}/8\n", end="", flush=True)  # one write: ranks share stdout
     if rank == 0:
         ok = agree and losses[-1] < losses[0] and metric.item() < losses[0]
-        print("RESULT", "ok" if ok else "bad", f"{metric.item():.3f}", flush=True)
+        print(f"RESULT {'ok' if ok else 'bad'} {metric.item():.3f}\n", end="", flush=True)
     dist.destroy_process_group()
 
 
