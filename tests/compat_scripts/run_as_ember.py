@@ -1,6 +1,7 @@
 """Runs an unchanged PyTorch script with `torch` meaning `ember`.
 
     python run_as_ember.py script.py [args...]
+    python run_as_ember.py -m torch.distributed.run --nproc_per_node=2 script.py [args...]
 
 `import torch`, `import torch.nn as nn`, `from torch.utils.data import X` all resolve
 to the matching ember modules (torch.a.b -> ember.a.b) through a meta-path finder.
@@ -58,12 +59,19 @@ def _make_child_shim():
 
 
 def main(argv):
-    if not argv:
-        sys.exit("usage: run_as_ember.py script.py [args...]")
+    if not argv or argv[0] == "-m" and len(argv) < 2:
+        sys.exit("usage: run_as_ember.py script.py [args...] | -m module [args...]")
     shim = _make_child_shim()
     sys.path.insert(0, shim)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [shim, os.environ.get("PYTHONPATH")]))
     install()
+    if argv[0] == "-m":  # python -m torch.distributed.run ... runs ember's module of that name
+        name = argv[1]
+        if name == "torch" or name.startswith("torch."):
+            name = "ember" + name[len("torch"):]
+        sys.argv = [name] + list(argv[2:])
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        return
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
     runpy.run_path(argv[0], run_name="__main__")
