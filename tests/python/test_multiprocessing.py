@@ -130,13 +130,14 @@ def test_sharing_strategies():
         assert mp.get_sharing_strategy() == torch_mp.get_sharing_strategy()
 
 
-def test_share_memory_is_a_documented_noop():
+def test_share_memory_moves_data_in_place():
     t = ember.arange(4.0)
     assert t.is_shared() is False
     assert t.share_memory_() is t
-    assert t.is_shared() is False  # torch says True here; ember cannot share (see the module doc)
+    assert t.is_shared() is True and t.tolist() == [0.0, 1.0, 2.0, 3.0]  # as torch
     model = ember.nn.Linear(2, 2)
     assert model.share_memory() is model
+    assert all(p.is_shared() for p in model.parameters())
 
 
 # ---- spawn / start_processes ----

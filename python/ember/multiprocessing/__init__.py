@@ -1,10 +1,10 @@
 """ember.multiprocessing: Python's multiprocessing plus spawn(), as torch.multiprocessing.
 
 Everything of the standard module is re-exported (Process, Queue, get_context, ...).
-Tensors sent to other processes (spawn args, Queue.put, Pipe.send) are pickled by value:
-the receiver gets a copy, not a view of the sender's memory. Tensor.share_memory_() is
-therefore a no-op (see _sharing.py): Hogwild-style training, where workers update one
-shared set of parameters in place, does not work; send results back through a Queue instead.
+Tensors sent to other processes (spawn args, Queue.put, Pipe.send) are pickled by value,
+unless they were moved into shared memory with Tensor.share_memory_() / Module.share_memory():
+those travel as their shared memory, so Hogwild-style training, where workers update one shared
+set of parameters in place, works under fork and spawn (see _sharing.py).
 """
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
