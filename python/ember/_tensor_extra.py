@@ -172,3 +172,7 @@ def _collapse_runs(values, order, n, shape, return_inverse, return_counts):
 
 Tensor.unique = unique
 Tensor.unique_consecutive = unique_consecutive
+
+# torch's Tensor._grad is the storage slot behind .grad; A3C scripts hand gradients to shared
+# parameters with `shared_param._grad = local_param.grad`, so it must be .grad, not a new attribute.
+Tensor._grad = property(lambda self: self.grad, lambda self, value: setattr(self, "grad", value))

@@ -113,3 +113,15 @@ def test_share_memory_keeps_autograd_and_leaves_bfloat16_alone():
     assert w.grad.tolist() == [2.0, 4.0]
     b = ember.ones(2, dtype=ember.bfloat16)
     assert b.share_memory_() is b and b.is_shared() is False
+
+
+def test_underscore_grad_is_grad():
+    # A3C: shared_param._grad = local_param.grad, then the shared optimizer steps
+    shared, local = nn.Parameter(ember.ones(2)), nn.Parameter(ember.ones(2))
+    (local * ember.tensor([1.0, 2.0])).sum().backward()
+    shared._grad = local.grad
+    assert shared.grad is not None and shared.grad.tolist() == [1.0, 2.0]
+    ember.optim.SGD([shared], lr=0.5).step()
+    assert shared.tolist() == [0.5, 0.0]
+    shared._grad = None
+    assert shared.grad is None and shared._grad is None
