@@ -127,3 +127,61 @@ def test_save_whole_module_and_namespace_round_trip():
         assert n1 == n2 and ember.equal(p1, p2) and isinstance(p2, nn.Parameter)
     x = ember.randn(5, 1, 3)
     assert ember.equal(back["model"].dec(back["model"].rnn(x)[0]), model.dec(model.rnn(x)[0]))
+
+
+# ---- f"{loss:.4f}" ------------------------------------------------------------------------------
+
+def test_format_spec_on_zero_dim_tensor():
+    assert f"{ember.tensor(2.5):.2f}" == "2.50" and f"{ember.tensor(7):03d}" == "007"
+    assert f"loss {ember.tensor(0.123456):.3e}" == "loss 1.235e-01"
+    assert f"{ember.ones(2)}" == str(ember.ones(2))
+    with pytest.raises(TypeError):
+        f"{ember.ones(2):.2f}"  # as torch: only 0-d tensors take a format spec
+
+
+# ---- Embedding(sparse=True) + SparseAdam (word2vec) ------------------------------------------------
+
+def _lazy_adam_reference(w, grads, lr=0.01, betas=(0.9, 0.999), eps=1e-8):
+    w, m, v = w.astype(np.float64), np.zeros_like(w, np.float64), np.zeros_like(w, np.float64)
+    for step, g in enumerate(grads, 1):
+        rows = np.flatnonzero(np.abs(g).sum(1))
+        m[rows] = betas[0] * m[rows] + (1 - betas[0]) * g[rows]
+        v[rows] = betas[1] * v[rows] + (1 - betas[1]) * g[rows] ** 2
+        size = lr * math.sqrt(1 - betas[1] ** step) / (1 - betas[0] ** step)
+        w[rows] -= size * m[rows] / (np.sqrt(v[rows]) + eps)
+    return w
+
+
+def test_sparse_embedding_with_sparse_adam_updates_only_looked_up_rows():
+    w0 = np.sin(np.arange(24, dtype=np.float32)).reshape(6, 4)
+    batches = [np.array([0, 2, 2]), np.array([1, 2]), np.array([5])]
+    emb = nn.Embedding.from_pretrained(ember.tensor(w0), freeze=False, sparse=True)
+    opt = ember.optim.SparseAdam(emb.parameters(), lr=0.01)
+    grads = []
+    for idx in batches:
+        opt.zero_grad()
+        (emb(ember.tensor(idx)) ** 2).sum().backward()
+        grads.append(emb.weight.grad.numpy().copy())
+        opt.step()
+    w = emb.weight.detach().numpy()
+    np.testing.assert_allclose(w, _lazy_adam_reference(w0, grads), rtol=1e-5, atol=1e-6)
+    assert w[3].tolist() == w0[3].tolist() and w[4].tolist() == w0[4].tolist()  # never looked up
+    assert opt.state[emb.weight]["step"].item() == 3
+    if torch is not None:
+        temb = torch.nn.Embedding.from_pretrained(torch.tensor(w0), freeze=False, sparse=True)
+        topt = torch.optim.SparseAdam(temb.parameters(), lr=0.01)
+        for idx in batches:
+            topt.zero_grad()
+            (temb(torch.tensor(idx)) ** 2).sum().backward()
+            topt.step()
+        np.testing.assert_allclose(w, temb.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_adam_maximize_and_checks():
+    p = nn.Parameter(ember.zeros(3, 2))
+    opt = ember.optim.SparseAdam([p], lr=0.1, maximize=True)
+    p.grad = ember.tensor([[1.0, 0.0], [0.0, 0.0], [0.0, -2.0]])
+    opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), [[0.1, 0.0], [0.0, 0.0], [0.0, -0.1]], atol=1e-6)
+    with pytest.raises(ValueError):
+        ember.optim.SparseAdam([p], lr=-1.0)

@@ -1,4 +1,5 @@
-"""F.embedding with max_norm: the looked-up rows are renormalized in place first, as torch does."""
+"""F.embedding with max_norm (the looked-up rows are renormalized in place first, as torch does) and
+sparse=True (ember has no sparse tensors: the gradient is dense; optim.SparseAdam takes it)."""
 import ember
 from ember import _C
 
@@ -20,4 +21,4 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     if max_norm is not None:
         embedding_renorm_(weight, input, max_norm, norm_type)
-    return _C._nn.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq, sparse)
+    return _C._nn.embedding(input, weight, padding_idx, None, norm_type, scale_grad_by_freq, False)

@@ -14,3 +14,4 @@ from .asgd import ASGD  # noqa: F401
 from .adafactor import Adafactor  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 from . import swa_utils  # noqa: F401,E402
+from .sparse_adam import SparseAdam  # noqa: F401
