@@ -55,7 +55,7 @@ UNDER = ["ember"] + (["torch"] if torch is not None else [])
 
 @pytest.mark.parametrize("under", UNDER)
 @pytest.mark.parametrize("script", ["seq2seq_attention.py", "bert_mlm.py", "reinforce_vae_flow.py",
-                                    "a3c_hogwild.py"])
+                                    "a3c_hogwild.py", "word2vec_crf.py"])
 def test_script_runs_to_its_checks(script, under):
     _run(script, under=under, timeout=60 if under == "ember" else 180)
 
