@@ -185,3 +185,27 @@ def test_sparse_adam_maximize_and_checks():
     np.testing.assert_allclose(p.detach().numpy(), [[0.1, 0.0], [0.0, 0.0], [0.0, -0.1]], atol=1e-6)
     with pytest.raises(ValueError):
         ember.optim.SparseAdam([p], lr=-1.0)
+
+
+# ---- log_prob validates its value as torch does (ValueError, not gather's RuntimeError) ------------
+
+@pytest.mark.parametrize("make, bad", [
+    (lambda: ember.distributions.Categorical(probs=ember.tensor([0.5, 0.5])), ember.tensor(3)),
+    (lambda: ember.distributions.OneHotCategorical(probs=ember.tensor([0.5, 0.5])), ember.tensor([0.5, 0.5])),
+    (lambda: ember.distributions.Bernoulli(probs=ember.tensor([0.3])), ember.tensor([0.5])),
+    (lambda: ember.distributions.Exponential(ember.tensor([1.0])), ember.tensor([-1.0])),
+    (lambda: Normal(ember.zeros(2), 1.0), ember.zeros(3)),  # not broadcastable with batch_shape
+])
+def test_log_prob_rejects_values_outside_the_support(make, bad):
+    with pytest.raises(ValueError):
+        make().log_prob(bad)
+
+
+def test_log_prob_accepts_valid_values():
+    c = ember.distributions.Categorical(logits=ember.zeros(4, 3))
+    assert c.log_prob(ember.tensor([0, 1, 2, 0])).shape == (4,)
+    b = ember.distributions.Bernoulli(logits=ember.zeros(3))
+    np.testing.assert_allclose(b.log_prob(ember.tensor([0.0, 1.0, 1.0])).numpy(), [math.log(0.5)] * 3, rtol=1e-6)
+    assert Normal(0.0, 1.0).log_prob(ember.tensor(0.0)).item() == pytest.approx(-0.5 * math.log(2 * math.pi))
+    with pytest.raises(ValueError):
+        Normal(0.0, 1.0).log_prob(0.0)  # torch: the value must be a Tensor

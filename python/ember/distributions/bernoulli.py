@@ -59,6 +59,7 @@ class Bernoulli(ExponentialFamily):
         return ember.bernoulli(self.probs.expand(*shape))
 
     def log_prob(self, value):
+        self._validate_sample(value)  # 0/1 values only, as torch
         # -BCE with logits: stable for logits of any size.
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")

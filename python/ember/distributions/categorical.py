@@ -60,6 +60,7 @@ class Categorical(Distribution):
         return draws.t().reshape(*sample_shape, *self.batch_shape)
 
     def log_prob(self, value):
+        self._validate_sample(value)  # ValueError outside the support, as torch (not gather's error)
         value = value.long()
         shape = ember.broadcast_shapes(tuple(value.shape), tuple(self.batch_shape))
         logits = self.logits.expand(*shape, self._num_events)
@@ -106,6 +107,7 @@ class OneHotCategorical(Distribution):
         return F.one_hot(index, self.probs.shape[-1]).to(self.probs.dtype)
 
     def log_prob(self, value):
+        self._validate_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):

@@ -41,6 +41,7 @@ class Normal(ExponentialFamily):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
+        self._validate_sample(value)
         var = self.scale * self.scale
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - 0.5 * math.log(2 * math.pi)
 

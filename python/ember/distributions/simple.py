@@ -76,6 +76,7 @@ class Exponential(ExponentialFamily):
         return -ember.log1p(-u) / self.rate  # inverse cdf; u < 1, so the log is finite
 
     def log_prob(self, value):
+        self._validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
@@ -130,6 +131,7 @@ class Laplace(Distribution):
         return self.loc - self.scale * u.sign() * ember.log1p(-u.abs())
 
     def log_prob(self, value):
+        self._validate_sample(value)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
