@@ -65,5 +65,6 @@ from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402
 globals().update(_tensor_api_exports())
 
 __version__ = "0.1.0"
+from ember import version  # noqa: E402,F401  (torch.version: cuda, hip, debug)
 # Prefix for C++ programs: cmake -DCMAKE_PREFIX_PATH=<this> finds ember::ember.
 cmake_prefix_path = _os.path.dirname(_os.path.abspath(__file__))

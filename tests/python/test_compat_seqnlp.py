@@ -209,3 +209,17 @@ def test_log_prob_accepts_valid_values():
     assert Normal(0.0, 1.0).log_prob(ember.tensor(0.0)).item() == pytest.approx(-0.5 * math.log(2 * math.pi))
     with pytest.raises(ValueError):
         Normal(0.0, 1.0).log_prob(0.0)  # torch: the value must be a Tensor
+
+
+# ---- torch.version -----------------------------------------------------------------------------
+
+def test_version_module():
+    info = ember._C._build_info()
+    assert ember.version.__version__ == ember.__version__
+    if info["cuda"] == "ON":
+        assert ember.version.cuda == ".".join(info["cuda_toolkit"].split(".")[:2])
+    else:
+        assert ember.version.cuda is None
+    assert ember.version.hip is None and isinstance(ember.version.debug, bool)
+    if torch is not None:
+        assert {"cuda", "hip", "debug", "git_version", "__version__"} <= set(dir(torch.version))
