@@ -9,11 +9,13 @@ Processes the script spawns (multiprocessing spawn, subprocess python) must get 
 alias too, so a throwaway directory holding a `torch` package that installs the
 alias is put first on sys.path and PYTHONPATH.
 """
+import atexit
 import importlib
 import importlib.abc
 import importlib.util
 import os
 import runpy
+import shutil
 import sys
 import tempfile
 
@@ -50,6 +52,7 @@ def _make_child_shim():
     # Children re-import the script (spawn) or start fresh interpreters: a `torch`
     # package on their path that installs the alias and then becomes ember.
     shim = tempfile.mkdtemp(prefix="torch_as_ember_")
+    atexit.register(shutil.rmtree, shim, True)
     os.mkdir(os.path.join(shim, "torch"))
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(shim, "torch", "__init__.py"), "w") as f:
