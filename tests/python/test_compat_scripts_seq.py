@@ -2,8 +2,8 @@
 `torch` meaning ember (tests/compat_scripts/run_as_ember.py), each in a subprocess with a timeout.
 Every script checks its own outcome (loss falls, shapes, generated length, DDP ranks agree) and ends
 with a line "RESULT ok ..."; where torch is importable each also runs under torch, and the two agree
-where they can: char_rnn and gpt_kv_cache start from weights torch saved and must give torch's
-initial loss."""
+where they can: char_rnn, gpt_kv_cache and time_sequence_lbfgs start from weights torch saved and
+must give torch's initial loss (time_sequence_lbfgs, deterministic float64, torch's final losses)."""
 import os
 import re
 import socket
@@ -94,3 +94,11 @@ def test_gpt_kv_cache_from_torch_weights(tmp_path):
     if reference is not None:
         assert int(reference[0]) == n_params
         assert abs(init_loss - float(reference[1])) < 1e-4
+
+
+def test_time_sequence_lbfgs_matches_torch_from_the_same_weights(tmp_path):
+    # float64 LSTMCells + LBFGS with line search: deterministic, so the losses agree closely
+    fields, reference, _ = _with_shared_init("time_sequence_lbfgs.py", tmp_path)
+    if reference is not None:
+        for mine, theirs in zip(map(float, fields), map(float, reference)):
+            assert abs(mine - theirs) <= 1e-6 * abs(theirs) + 1e-12, (fields, reference)
