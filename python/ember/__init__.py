@@ -55,6 +55,7 @@ from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember._determinism import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, ...)
 from ember._strided import as_strided_scatter  # noqa: E402,F401
 from ember._legacy import *  # noqa: E402,F401,F403  (FloatTensor & co., Tensor.new, strided, aliases)
+from ember._igamma import igamma, igammac  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
