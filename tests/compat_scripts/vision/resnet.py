@@ -3,6 +3,7 @@ label smoothing, SGD nesterov + weight decay, OneCycleLR, gradient accumulation,
 
 usage: python resnet.py [INIT.pt]   (INIT.pt: shared weights and data, read if present, else written)
 """
+import copy
 import os
 import sys
 
@@ -115,6 +116,20 @@ steps_per_epoch = len(train_loader) // ACCUM
 scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.2, epochs=EPOCHS, steps_per_epoch=steps_per_epoch)
 
 init_loss, init_acc = evaluate(model, test_loader, criterion)
+
+# Sanity check before the real run: a copy must overfit one fixed batch (no augmentation).
+probe = copy.deepcopy(model)
+probe_opt = torch.optim.SGD(probe.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
+xb, yb = init["train"][0][:32], init["train"][1][:32]
+probe_losses = []
+for _ in range(5):
+    probe_opt.zero_grad()
+    loss = criterion(probe(xb), yb)
+    loss.backward()
+    probe_opt.step()
+    probe_losses.append(loss.item())
+assert probe_losses[-1] < probe_losses[0], probe_losses
+assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), init["model"].values()))
 assert model.training
 for epoch in range(EPOCHS):
     model.train()
@@ -135,5 +150,6 @@ for epoch in range(EPOCHS):
 assert test_acc > 0.4, test_acc  # chance is 0.1
 assert test_loss < init_loss
 print("init_eval", f"{init_loss:.6f}", f"{init_acc:.4f}")
+print("probe_losses", " ".join(f"{v:.6f}" for v in probe_losses))
 print("final_acc", f"{test_acc:.3f}")
 print("OK resnet")

@@ -110,10 +110,26 @@ warmup = 5
 scheduler = torch.optim.lr_scheduler.LambdaLR(
     optimizer, lambda s: (s + 1) / warmup if s < warmup else 0.5 * (1 + math.cos(math.pi * (s - warmup) / steps)))
 
+# Sanity check before the real run: without dropout, a copy overfits one batch deterministically.
+probe = ViT(dropout=0.0)
+probe.load_state_dict(model.state_dict())
+probe_opt = torch.optim.AdamW(param_groups(probe, 0.05), lr=3e-3)
+probe_losses = []
+for _ in range(5):
+    loss = F.cross_entropy(probe(init["train"][0][:32]), init["train"][1][:32])
+    probe_opt.zero_grad()
+    loss.backward()
+    total_norm = torch.nn.utils.clip_grad_norm_(probe.parameters(), max_norm=0.5)
+    probe_opt.step()
+    probe_losses.append((loss.item(), total_norm.item()))
+assert probe_losses[-1][0] < probe_losses[0][0], probe_losses
+
 model.eval()
 with torch.no_grad():
     xte, yte = init["test"]
     init_logits = model(xte)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        init_logits_bf16 = model(xte[:2]).float()
     init_pos_big = model.interpolate_pos_embed(6, 6)  # the 4x4 grid, bicubic to 6x6
 model.train()
 
@@ -149,5 +165,7 @@ assert len(optimizer.param_groups[0]["params"]) + len(optimizer.param_groups[1][
 print("groups", len(optimizer.param_groups[0]["params"]), len(optimizer.param_groups[1]["params"]))
 print("init_logits", " ".join(f"{v:.5f}" for v in init_logits[:2].flatten().tolist()))
 print("init_pos_embed_6x6", " ".join(f"{v:.5f}" for v in init_pos_big[0, 1:8, 0].tolist()))
+print("init_logits_bf16", " ".join(f"{v:.5f}" for v in init_logits_bf16.flatten().tolist()))
+print("probe_losses", " ".join(f"{v:.6f},{n:.6f}" for v, n in probe_losses))
 print("acc", f"{acc:.3f}", "acc_bf16", f"{acc_bf16:.3f}")
 print("OK vit")
