@@ -152,12 +152,13 @@ def save(obj, f, format="safetensors"):
     writable binary file object).
 
     format="safetensors" (the default) writes a safetensors file; format="torch" writes PyTorch's zip
-    format, which torch.load reads. A path is written atomically: a crash mid-write leaves the previous
+    format, which torch.load reads. An object holding an nn.Module (torch.save(model, f)) is always
+    written in PyTorch's format: loading it needs weights_only=False, as in torch. A path is written atomically: a crash mid-write leaves the previous
     file at `f` intact.
     """
     if format not in ("safetensors", "torch"):
         raise ValueError(f"ember.save: format must be 'safetensors' or 'torch', got {format!r}")
-    if format == "torch":
+    if format == "torch" or _holds_module(obj):  # torch.save(model) pickles the whole module, as torch does
         return _write(f, [_torch_format.save_torch(obj, f)])
     tensors = {}
     structure = _flatten(obj, "", tensors)
@@ -176,6 +177,17 @@ def save(obj, f, format="safetensors"):
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)  # keeps the data 8-byte aligned
     _write(f, [struct.pack("<Q", len(head)), head] + chunks)
+
+
+def _holds_module(obj):
+    """Whether obj is, or nests in dicts/lists/tuples, an nn.Module (which only a pickle can hold)."""
+    if isinstance(obj, ember.nn.Module):
+        return True
+    if isinstance(obj, dict):
+        return any(_holds_module(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_module(v) for v in obj)
+    return False
 
 
 def _write(f, chunks):

@@ -75,6 +75,14 @@ def train(seed, log_dir, images):
         grid = grid.view(2, 8, 8, 8).permute(0, 2, 1, 3).reshape(16, 64)  # 2 rows of 8 digits
         writer.add_image("reconstructions", grid.unsqueeze(0), epoch)
     writer.close()
+    # "Save the entire model" recipe: the module pickled whole, then loaded back for inference.
+    path = os.path.join(log_dir, "model.pt")
+    torch.save(model, path)
+    restored = torch.load(path, weights_only=False)
+    restored.eval()
+    model.eval()
+    with torch.no_grad():
+        assert torch.equal(restored(images[:4]), model(images[:4]))
     return losses
 
 
