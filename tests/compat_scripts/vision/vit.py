@@ -145,7 +145,7 @@ for step in range(steps):
     optimizer.step()
     scheduler.step()
     if step % 20 == 0:
-        print(f"step {step} loss {loss.item():.4f} grad_norm {norms[-1]:.3f} lr {scheduler.get_last_lr()[0]:.5f}")
+        print(f"step {step} loss {loss:.4f} grad_norm {norms[-1]:.3f} lr {scheduler.get_last_lr()[0]:.5f}")
 
 model.eval()
 with torch.no_grad():
