@@ -63,7 +63,7 @@ from ember import accelerator, cpu  # noqa: E402,F401  (torch.accelerator, torch
 from ember._default_device import get_default_device, set_default_device  # noqa: E402,F401  (and `with ember.device(...)`)
 from ember import jit  # noqa: E402,F401  (pass-throughs: ember has no TorchScript)
 from ember._asarray import asarray, frombuffer  # noqa: E402,F401
-from ember._legacy_tensor_types import *  # noqa: E402,F401,F403  (ember.Tensor(2, 3), FloatTensor, LongTensor, ...)
+from ember import _tensor_constructor  # noqa: E402,F401  (ember.Tensor(2, 3), ember.Tensor([1, 2]))
 from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
 globals().update(_tensor_api_exports())
 

@@ -1,44 +1,81 @@
-"""Run an unchanged PyTorch script on ember: `python run_as_ember.py script.py [args...]`.
+"""Runs an unchanged PyTorch script with `torch` meaning `ember`.
 
-`torch` and every `torch.<sub>` module resolve to `ember` / `ember.<sub>`, so
-`import torch.nn as nn` and `from torch.utils.data import DataLoader` work
-while the script file itself stays pure PyTorch.
+    python run_as_ember.py script.py [args...]
+    python run_as_ember.py -m torch.distributed.run --nproc_per_node=2 script.py [args...]
+
+`import torch`, `import torch.nn as nn`, `from torch.utils.data import X` all resolve
+to the matching ember modules (torch.a.b -> ember.a.b) through a meta-path finder.
+Processes the script spawns (multiprocessing spawn, subprocess python) must get the
+alias too, so a throwaway directory holding a `torch` package that installs the
+alias is put first on sys.path and PYTHONPATH.
 """
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import runpy
 import sys
+import tempfile
 
 
-class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers `torch[.x.y]` with the already imported module `ember[.x.y]`."""
+class _TorchAsEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds torch[.x.y] by importing ember[.x.y] and handing that module out."""
 
-    def find_spec(self, name, path=None, target=None):
-        if name != "torch" and not name.startswith("torch."):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
             return None
-        return importlib.util.spec_from_loader(name, self)
+        target_name = "ember" + fullname[len("torch"):]
+        try:
+            if importlib.util.find_spec(target_name) is None:
+                return None
+        except ModuleNotFoundError:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        # The ember module itself becomes sys.modules["torch..."]: one object, two names.
-        module = importlib.import_module("ember" + spec.name[len("torch"):])
-        self._own_spec = module.__spec__
-        return module
+        return importlib.import_module("ember" + spec.name[len("torch"):])
 
     def exec_module(self, module):
-        # Already executed under its ember name; the import system replaced
-        # __spec__ with the torch one, give ember's back.
-        module.__spec__ = self._own_spec
+        pass  # the ember module was executed by its own import
 
 
 def install():
-    sys.meta_path.insert(0, _TorchAlias())
+    """Makes `torch` mean `ember` in this process (idempotent)."""
+    if not any(isinstance(f, _TorchAsEmber) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchAsEmber())
+    sys.modules.pop("torch", None)  # a shim package imported first gives way to ember
+
+
+def _make_child_shim():
+    # Children re-import the script (spawn) or start fresh interpreters: a `torch`
+    # package on their path that installs the alias and then becomes ember.
+    shim = tempfile.mkdtemp(prefix="torch_as_ember_")
+    os.mkdir(os.path.join(shim, "torch"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(shim, "torch", "__init__.py"), "w") as f:
+        f.write(f"import sys\nsys.path.insert(0, {here!r})\nimport run_as_ember\n"
+                "run_as_ember.install()\nimport ember\nsys.modules['torch'] = ember\n")
+    return shim
+
+
+def main(argv):
+    if not argv or argv[0] == "-m" and len(argv) < 2:
+        sys.exit("usage: run_as_ember.py script.py [args...] | -m module [args...]")
+    shim = _make_child_shim()
+    sys.path.insert(0, shim)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [shim, os.environ.get("PYTHONPATH")]))
+    install()
+    if argv[0] == "-m":  # python -m torch.distributed.run ... runs ember's module of that name
+        name = argv[1]
+        if name == "torch" or name.startswith("torch."):
+            name = "ember" + name[len("torch"):]
+        sys.argv = [name] + list(argv[2:])
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        return
+    sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+    runpy.run_path(argv[0], run_name="__main__")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: run_as_ember.py script.py [args...]")
-    install()
-    script = sys.argv[1]
-    sys.argv = sys.argv[1:]
-    runpy.run_path(script, run_name="__main__")
+    main(sys.argv[1:])
