@@ -53,6 +53,7 @@ def train(seed, log_dir, images):
     loader = DataLoader(TensorDataset(images), batch_size=64, shuffle=True, generator=g)
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-3)
     writer = SummaryWriter(log_dir=log_dir)
+    writer.add_graph(model, images[:2])
     losses = []
     step = 0
     for epoch in range(4):
@@ -74,6 +75,7 @@ def train(seed, log_dir, images):
         grid = torch.cat([images[:8], recon], dim=0)          # [16, 1, 8, 8]
         grid = grid.view(2, 8, 8, 8).permute(0, 2, 1, 3).reshape(16, 64)  # 2 rows of 8 digits
         writer.add_image("reconstructions", grid.unsqueeze(0), epoch)
+        writer.add_images("inputs", images[:8], epoch)
     writer.close()
     # "Save the entire model" recipe: the module pickled whole, then loaded back for inference.
     path = os.path.join(log_dir, "model.pt")
