@@ -54,6 +54,8 @@ from ember._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember._determinism import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, ...)
 from ember._strided import as_strided_scatter  # noqa: E402,F401
+from ember._legacy import *  # noqa: E402,F401,F403  (FloatTensor & co., Tensor.new, strided, aliases)
+from ember._igamma import igamma, igammac  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
 from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
@@ -61,6 +63,7 @@ from ember import accelerator, cpu  # noqa: E402,F401  (torch.accelerator, torch
 from ember._default_device import get_default_device, set_default_device  # noqa: E402,F401  (and `with ember.device(...)`)
 from ember import jit  # noqa: E402,F401  (pass-throughs: ember has no TorchScript)
 from ember._asarray import asarray, frombuffer  # noqa: E402,F401
+from ember import _tensor_constructor  # noqa: E402,F401  (ember.Tensor(2, 3), ember.Tensor([1, 2]))
 from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
 globals().update(_tensor_api_exports())
 

@@ -150,3 +150,14 @@ def _deepcopy(self, memo):
 
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
+
+
+def _format(self, format_spec):
+    # As torch: a 0-d plain tensor formats as its Python number (f"{loss:.4f}", f"{loss}" -> "0.6931");
+    # anything else goes to object.__format__ (str() for "", TypeError for a spec).
+    if type(self) is Tensor and self.dim() == 0:
+        return self.item().__format__(format_spec)
+    return object.__format__(self, format_spec)
+
+
+Tensor.__format__ = _format

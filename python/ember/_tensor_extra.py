@@ -176,13 +176,3 @@ Tensor.unique_consecutive = unique_consecutive
 # torch's Tensor._grad is the storage slot behind .grad; A3C scripts hand gradients to shared
 # parameters with `shared_param._grad = local_param.grad`, so it must be .grad, not a new attribute.
 Tensor._grad = property(lambda self: self.grad, lambda self, value: setattr(self, "grad", value))
-
-
-def _format(self, format_spec):
-    # f"{loss:.4f}" on a 0-d tensor formats its value, as torch does (subclasses keep object's rule)
-    if self.dim() == 0 and type(self) is Tensor:
-        return self.item().__format__(format_spec)
-    return object.__format__(self, format_spec)
-
-
-Tensor.__format__ = _format

@@ -152,20 +152,21 @@ def save(obj, f, format="safetensors"):
     writable binary file object).
 
     format="safetensors" (the default) writes a safetensors file; format="torch" writes PyTorch's zip
-    format, which torch.load reads. Objects safetensors cannot hold (modules, other Python objects) are
-    written in PyTorch's format whatever `format` says; reading them back needs weights_only=False. A path is written atomically: a crash mid-write leaves the previous
-    file at `f` intact.
+    format, which torch.load reads. An object holding an nn.Module (torch.save(model, f)) or anything else
+    safetensors cannot hold (argparse.Namespace, sets, numpy arrays, tuple keys) is always written in
+    PyTorch's format: loading it needs weights_only=False, as in torch. A path is written atomically: a
+    crash mid-write leaves the previous file at `f` intact.
     """
     if format not in ("safetensors", "torch"):
         raise ValueError(f"ember.save: format must be 'safetensors' or 'torch', got {format!r}")
-    if format == "torch":
+    if format == "torch" or _holds_module(obj):  # torch.save(model) pickles the whole module, as torch does
         return _write(f, [_torch_format.save_torch(obj, f)])
     tensors = {}
     try:
         structure = _flatten(obj, "", tensors)
     except TypeError:
-        # What safetensors + JSON cannot describe (a whole nn.Module, argparse.Namespace, sets, numpy
-        # arrays, tuple keys) is pickled in PyTorch's format, as torch.save does; load(weights_only=False)
+        # What safetensors + JSON cannot describe (argparse.Namespace, sets, numpy arrays, tuple keys)
+        # is pickled in PyTorch's format, as torch.save does; load(weights_only=False) reads it
         return _write(f, [_torch_format.save_torch(obj, f)])
     header = {}
     chunks = []
@@ -182,6 +183,17 @@ def save(obj, f, format="safetensors"):
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)  # keeps the data 8-byte aligned
     _write(f, [struct.pack("<Q", len(head)), head] + chunks)
+
+
+def _holds_module(obj):
+    """Whether obj is, or nests in dicts/lists/tuples, an nn.Module (which only a pickle can hold)."""
+    if isinstance(obj, ember.nn.Module):
+        return True
+    if isinstance(obj, dict):
+        return any(_holds_module(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_module(v) for v in obj)
+    return False
 
 
 def _write(f, chunks):

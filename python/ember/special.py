@@ -17,7 +17,7 @@ __all__ = [
     "expit", "logit", "erf", "erfc", "erfcx", "erfinv", "gammaln", "digamma", "psi", "polygamma",
     "multigammaln", "i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "sinc", "entr", "xlogy",
     "xlog1py", "logsumexp", "softmax", "log_softmax", "log1p", "expm1", "exp2", "round", "zeta",
-    "spherical_bessel_j0", "bessel_j0", "bessel_j1",
+    "spherical_bessel_j0", "bessel_j0", "bessel_j1", "gammainc", "gammaincc",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -493,3 +493,15 @@ def bessel_j0(input):
 def bessel_j1(input):
     """The Bessel function of the first kind of order 1."""
     return _J1.apply(_input("bessel_j1", input))
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function P(input, other) (ember.igamma)."""
+    from ember._igamma import igamma
+    return igamma(input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P (ember.igammac)."""
+    from ember._igamma import igammac
+    return igammac(input, other)

@@ -119,8 +119,8 @@ def test_default_log_dir_and_errors(tmp_path, monkeypatch):
         w.add_scalar("x", ember.ones(2))
     with pytest.raises(ValueError, match="dataformats"):
         w.add_image("x", np.zeros((3, 4)), dataformats="CHW")
-    with pytest.raises(NotImplementedError, match="graph"):
-        w.add_graph(ember.nn.Linear(2, 2))
+    with pytest.warns(UserWarning, match="graph"):
+        w.add_graph(ember.nn.Linear(2, 2))  # warns and writes nothing: the training script goes on
     w.close()
 
 

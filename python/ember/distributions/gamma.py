@@ -12,7 +12,8 @@ sum_n x^(a+n) e^(-x) / Gamma(a+n+1), the ratio is the series
 -sum_n x^(n+1) Gamma(a) / Gamma(a+n+1) * (log x - digamma(a+n+1)),
 summed in float64 (terms up to n = x + 10 sqrt(x) + 30; the tail beyond is
 negligible); it agrees with finite differences of scipy's inverse
-incomplete gamma to ~1e-9 relative for a in [0.05, 800]."""
+incomplete gamma to ~1e-9 relative for a in [0.05, 800]. cdf is ember.special.gammainc
+(python/ember/_igamma.py)."""
 import math
 
 import ember
@@ -65,48 +66,6 @@ def _standard_gamma_grad(alpha, x):
     return (-total).to(alpha.dtype)
 
 
-def _regularized_gamma_p(a, x):
-    """P(a, x), the regularized lower incomplete gamma function (the standard gamma cdf), in float64: its series
-    where x < a + 1, else 1 - Q(a, x) with Q's continued fraction (modified Lentz); both run until every entry
-    has converged (relative step below 1e-15, checked every 16 steps), which takes O(sqrt(a)) steps."""
-    out_dtype = x.dtype
-    a, x = ember.broadcast_tensors(a.double(), x.double())
-    top = float(a.max()) if a.numel() else 0.0
-    max_iter = 2000 + int(60 * math.sqrt(max(top, 0.0)))
-    x = x.clamp(min=0)
-    use_series = x < a + 1
-    log_prefactor = a * x.clamp(min=1e-300).log() - x - a.lgamma()
-    # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1)...(a+n))
-    term = ember.ones_like(x)
-    total = ember.ones_like(x)
-    n = 0
-    while n < max_iter:
-        n += 1
-        term = term * x / (a + n)
-        total = total + term
-        if n % 16 == 0 and not bool(((term / total).abs() > 1e-15).logical_and(use_series).any()):
-            break
-    series = (log_prefactor + total.log()).exp() / a
-    # continued fraction: Q = x^a e^-x / Gamma(a) * 1 / (b0 - 1 (1-a) / (b1 - 2 (2-a) / ...)), b_i = x + 2i + 1 - a
-    tiny = 1e-300
-    b = x + 1 - a
-    c = ember.full_like(x, 1 / tiny)
-    d = 1 / ember.where(b.abs() < tiny, ember.full_like(b, tiny), b)
-    h = d
-    for i in range(1, max_iter):
-        an = -i * (i - a)
-        b = b + 2
-        d = an * d + b
-        d = 1 / ember.where(d.abs() < tiny, ember.full_like(d, tiny), d)
-        c = b + an / c
-        c = ember.where(c.abs() < tiny, ember.full_like(c, tiny), c)
-        step = d * c
-        h = h * step
-        if i % 16 == 0 and not bool(((step - 1).abs() > 1e-15).logical_and(~use_series).any()):
-            break
-    upper = (log_prefactor + h.log()).exp()
-    p = ember.where(use_series, series, 1 - upper)
-    return ember.where(x == 0, ember.zeros_like(p), p).to(out_dtype)
 
 
 class _StandardGamma(ember.autograd.Function):
@@ -178,7 +137,7 @@ class Gamma(ExponentialFamily):
 
     def cdf(self, value):
         self._validate_sample(value)
-        return _regularized_gamma_p(self.concentration, self.rate * value)
+        return ember.special.gammainc(self.concentration, self.rate * value)
 
 
 class Chi2(Gamma):

@@ -2,6 +2,7 @@
 autograd): glu, selu, celu, softmin, threshold, tanhshrink, softshrink, hardshrink, gumbel_softmax,
 alpha_dropout, feature_alpha_dropout, rrelu. Re-exported by ember.nn.functional."""
 import ember
+from ember.nn._inplace import maybe_inplace
 
 __all__ = ["glu", "selu", "selu_", "celu", "celu_", "softmin", "threshold", "threshold_", "tanhshrink",
            "softshrink", "hardshrink", "gumbel_softmax", "alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_",
@@ -12,12 +13,6 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _maybe_inplace(input, out, inplace):
-    if not inplace:
-        return out
-    with ember.no_grad():
-        input.copy_(out)
-    return input
 
 
 def glu(input, dim=-1):
@@ -40,7 +35,7 @@ def _elu_like(input, alpha, scale, input_scale):
 
 def selu(input, inplace=False):
     """scale * (x if x > 0 else alpha * (exp(x) - 1))."""
-    return _maybe_inplace(input, _elu_like(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return maybe_inplace(input, lambda x: _elu_like(x, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
 def selu_(input):
@@ -51,7 +46,7 @@ def celu(input, alpha=1.0, inplace=False):
     """x if x > 0 else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha must not be 0")
-    return _maybe_inplace(input, _elu_like(input, alpha, 1.0, 1.0 / alpha), inplace)
+    return maybe_inplace(input, lambda x: _elu_like(x, alpha, 1.0, 1.0 / alpha), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -66,8 +61,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, value elsewhere (NaN stays NaN)."""
-    out = ember.where(input <= threshold, ember.full_like(input, value), input)
-    return _maybe_inplace(input, out, inplace)
+    return maybe_inplace(input, lambda x: ember.where(x <= threshold, ember.full_like(x, value), x), inplace)
 
 
 def threshold_(input, threshold, value):
@@ -124,7 +118,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return _maybe_inplace(input, input * 0.0, inplace)
+        return maybe_inplace(input, lambda x: x * 0.0, inplace)
     saturation = _SELU_ALPHA * _SELU_SCALE  # -saturation is SELU's limit at -infinity
     if feature:
         if input.dim() < 2:
@@ -136,7 +130,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
         keep = ember.empty_like(input).bernoulli_(1.0 - p)
     a = 1.0 / ((saturation * saturation * p + 1.0) * (1.0 - p)) ** 0.5
     b = (keep - 1.0) * (saturation * a) + saturation * a * p
-    return _maybe_inplace(input, input * (keep * a) + b, inplace)
+    return maybe_inplace(input, lambda x: x * (keep * a) + b, inplace)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -146,8 +140,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = ember.empty_like(input).uniform_(lower, upper)
     else:
         slope = (lower + upper) / 2
-    out = ember.where(input > 0, input, input * slope)
-    return _maybe_inplace(input, out, inplace)
+    return maybe_inplace(input, lambda x: ember.where(x > 0, x, x * slope), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

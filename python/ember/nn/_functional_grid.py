@@ -55,8 +55,9 @@ def _reflect(coord, twice_low, twice_high):
     return ember.where(even, extra + low, span - extra + low)
 
 
-def _source_coords(coord, size, padding_mode, align_corners):
-    coord = _unnormalize(coord, size, align_corners)
+def _source_coords(coord, size, padding_mode, align_corners, unnormalized=False):
+    if not unnormalized:
+        coord = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
         coord = ember.clamp(coord, 0, size - 1)
     elif padding_mode == "reflection":
@@ -65,18 +66,33 @@ def _source_coords(coord, size, padding_mode, align_corners):
     return coord
 
 
+def _tap_coords(coord, size, padding_mode, align_corners):
+    """An integer bicubic tap moved inside the image by the padding mode (zeros: left outside)."""
+    if padding_mode == "zeros":
+        return coord
+    return _source_coords(coord, size, padding_mode, align_corners, unnormalized=True)
+
+
+def _cubic_weights(t, a=-0.75):
+    """The four cubic-convolution weights (Keys, a = -0.75 as torch) of taps at -1, 0, 1, 2 from t in [0, 1)."""
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples input [N, C, H, W] at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]) -> [N, C, Ho, Wo]. Modes
-    bilinear and nearest (bicubic raises NotImplementedError); padding zeros, border or reflection.
-    Each of the (up to four) neighbours is one gather over the flattened image."""
+    bilinear, nearest and bicubic; padding zeros, border or reflection. Each neighbour (up to 16 for
+    bicubic) is one gather over the flattened image."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by ember")
     if input.dim() != 4:
         raise NotImplementedError(f"grid_sample: ember supports 4-D input [N, C, H, W], got {input.dim()}-D")
     if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
@@ -85,8 +101,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     align_corners = bool(align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
-    x = _source_coords(grid[..., 0], w, padding_mode, align_corners).reshape(n, 1, ho * wo)
-    y = _source_coords(grid[..., 1], h, padding_mode, align_corners).reshape(n, 1, ho * wo)
     flat = input.reshape(n, c, h * w)
 
     def corner(ix, iy):
@@ -96,6 +110,21 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         values = flat.gather(2, index.expand(n, c, ho * wo))
         return ember.where(inside, values, ember.zeros_like(values))
 
+    if mode == "bicubic":
+        # As torch: the cubic runs over the unpadded coordinate; padding moves each of the 4x4 taps.
+        x = _unnormalize(grid[..., 0], w, align_corners).reshape(n, 1, ho * wo)
+        y = _unnormalize(grid[..., 1], h, align_corners).reshape(n, 1, ho * wo)
+        x0, y0 = ember.floor(x).detach(), ember.floor(y).detach()
+        wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+        out = 0
+        for i in range(4):
+            ty = _tap_coords(y0 + (i - 1), h, padding_mode, align_corners)
+            for j in range(4):
+                tx = _tap_coords(x0 + (j - 1), w, padding_mode, align_corners)
+                out = out + corner(tx, ty) * (wx[j] * wy[i])
+        return out.reshape(n, c, ho, wo)
+    x = _source_coords(grid[..., 0], w, padding_mode, align_corners).reshape(n, 1, ho * wo)
+    y = _source_coords(grid[..., 1], h, padding_mode, align_corners).reshape(n, 1, ho * wo)
     if mode == "nearest":
         out = corner(ember.round(x), ember.round(y))  # round half to even, as torch's nearbyint
     else:

@@ -4,6 +4,7 @@ import math
 import ember
 from ember import _C
 from ember._C._nn import *  # noqa: F401,F403  (conv2d, cross_entropy, gelu, ... as the families bind them)
+from ember.nn._inplace import maybe_inplace
 
 _nn = _C._nn
 
@@ -22,23 +23,18 @@ def relu_(input):
     return ember.relu_(input)
 
 
+def silu(input, inplace=False):
+    return _nn.silu_(input) if inplace else _nn.silu(input)
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = ember.where(input > 0, input, input * negative_slope)
-    if inplace:
-        with ember.no_grad():
-            input.copy_(out)
-        return input
-    return out
+    return maybe_inplace(input, lambda x: ember.where(x > 0, x, x * negative_slope), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
     # expm1 of min(x, 0) keeps the unused branch finite for large x.
-    out = ember.where(input > 0, input, ember.expm1(ember.clamp(input, max=0.0)) * alpha)
-    if inplace:
-        with ember.no_grad():
-            input.copy_(out)
-        return input
-    return out
+    return maybe_inplace(input, lambda x: ember.where(x > 0, x, ember.expm1(ember.clamp(x, max=0.0)) * alpha),
+                         inplace)
 
 
 def relu6(input, inplace=False):
@@ -50,13 +46,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardsigmoid(input, inplace=False):
-    out = ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
-    return input.copy_(out) if inplace else out
+    return maybe_inplace(input, lambda x: ember.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
-    out = input * ember.clamp(input / 6.0 + 0.5, 0.0, 1.0)
-    return input.copy_(out) if inplace else out
+    return maybe_inplace(input, lambda x: x * ember.clamp(x / 6.0 + 0.5, 0.0, 1.0), inplace)
 
 
 def logsigmoid(input):
@@ -68,8 +62,7 @@ def softsign(input):
 
 
 def mish(input, inplace=False):
-    out = input * ember.tanh(softplus(input))
-    return input.copy_(out) if inplace else out
+    return maybe_inplace(input, lambda x: x * ember.tanh(softplus(x)), inplace)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

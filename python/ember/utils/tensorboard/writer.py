@@ -7,6 +7,7 @@ add_scalars gives each curve a writer in its own subdirectory, as torch does."""
 import os
 import socket
 import time
+import warnings
 from datetime import datetime
 
 import numpy as np
@@ -140,12 +141,32 @@ class SummaryWriter:
         height, width, channels = pixels.shape
         self._add(pb.image_value(tag, height, width, channels, encode_png(pixels)), global_step, walltime)
 
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """A batch of images (NCHW or NHWC) logged as one image: a grid of up to 8 per row, as torch
+        (single-channel images become gray RGB; the unused cells of the last row stay black)."""
+        batch = _to_numpy(img_tensor, "add_images")
+        layout = dataformats.upper()
+        if sorted(layout) != sorted("NCHW") or batch.ndim != 4:
+            raise ValueError(f"SummaryWriter.add_images: dataformats {dataformats!r} does not describe a batch of "
+                             f"shape {batch.shape} (use NCHW or NHWC)")
+        batch = np.transpose(batch, [layout.index(c) for c in "NCHW"])
+        if batch.shape[1] == 1:
+            batch = np.repeat(batch, 3, axis=1)
+        n, c, h, w = batch.shape
+        cols = max(1, min(n, 8))
+        rows = -(-n // cols)
+        cells = np.zeros((rows * cols, c, h, w), dtype=batch.dtype)
+        cells[:n] = batch
+        grid = cells.reshape(rows, cols, c, h, w).transpose(2, 0, 3, 1, 4).reshape(c, rows * h, cols * w)
+        self.add_image(tag, grid, global_step, walltime, dataformats="CHW")
+
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         self._add(pb.text_value(f"{tag}/text_summary", text_string), global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        raise NotImplementedError("SummaryWriter.add_graph: ember has no graph tracer to export a model graph; "
-                                  "log scalars, histograms, images and text instead")
+        # A training script logging its graph should keep training: say so, write nothing.
+        warnings.warn("SummaryWriter.add_graph: ember has no graph tracer to export a model graph, so none is "
+                      "written; scalars, histograms, images and text are", stacklevel=2)
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None, global_step=None):
         raise NotImplementedError("SummaryWriter.add_hparams is not implemented by ember; log the metrics with "
