@@ -57,8 +57,9 @@ def _segment_of(t):
 
 
 def _forget(start, fd):
-    _SEGMENTS.pop(start, None)
-    os.close(fd)
+    if _SEGMENTS.get(start, (None, None))[1] == fd:
+        del _SEGMENTS[start]
+    os.close(fd)  # the mapping keeps its own reference to the memory
 
 
 def _map_segment(fd, nbytes, np_dtype):
