@@ -141,5 +141,6 @@ itos = {i: c for c, i in stoi.items()}
 print(repr("".join(itos[i] for i in out[0].tolist())))
 first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
 print(f"params {n_params} loss {first:.3f} -> {last:.3f} cache_err {cache_err:.1e} sdpa_err {sdpa_err:.1e}")
-ok = last < first and out.shape == (1, 26) and cache_err < 1e-4 and sdpa_err < 1e-4 and compiled(prompt)[0].shape == (1, 6, V)
+ok = (last < first and out.shape == (1, 26) and cache_err < 1e-4 and sdpa_err < 1e-4
+      and compiled(prompt)[0].shape == (1, 6, V))
 print("RESULT", "ok" if ok else "bad", n_params, f"{init_loss:.5f}")

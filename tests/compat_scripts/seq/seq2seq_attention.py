@@ -105,7 +105,8 @@ with torch.no_grad():
 pred = logits.argmax(-1)
 keep = tgt != PAD
 acc = (pred[keep] == tgt[keep]).float().mean().item()
-pad_attention = attn.masked_select((src == PAD).unsqueeze(1).expand_as(attn)).abs().max().item() if (src == PAD).any() else 0.0
+pad = (src == PAD).unsqueeze(1).expand_as(attn)
+pad_attention = attn.masked_select(pad).abs().max().item() if pad.any() else 0.0
 first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
 print(f"loss {first:.3f} -> {last:.3f} acc {acc:.3f} attention on padding {pad_attention:.2e}")
 ok = last < first and pad_attention == 0.0 and attn.shape == (32, tgt.size(1), src.size(1))
