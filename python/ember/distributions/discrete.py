@@ -102,6 +102,21 @@ class Poisson(ExponentialFamily):
         return ember.xlogy(value, self.rate) - self.rate - (value + 1).lgamma()
 
 
+def _count_and_probs(self, total_count, probs, logits):
+    """Binomial's and NegativeBinomial's parameters: total_count broadcast with probs or logits (in their
+    dtype), the other of the two derived."""
+    if probs is not None:
+        self.total_count, self.probs = broadcast_all(total_count, probs)
+        self.total_count = self.total_count.to(self.probs.dtype)
+        self.logits = _logits_from_probs(self.probs)
+        self._derived = ("logits",)
+    else:
+        self.total_count, self.logits = broadcast_all(total_count, logits)
+        self.total_count = self.total_count.to(self.logits.dtype)
+        self.probs = ember.sigmoid(self.logits)
+        self._derived = ("probs",)
+
+
 class Binomial(Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}
@@ -111,16 +126,7 @@ class Binomial(Distribution):
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         _one_of_probs_logits("Binomial", probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-            self.logits = _logits_from_probs(self.probs)
-            self._derived = ("logits",)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-            self.probs = ember.sigmoid(self.logits)
-            self._derived = ("probs",)
+        _count_and_probs(self, total_count, probs, logits)
         super().__init__(self.probs.shape, (), validate_args)
 
     @property
@@ -290,16 +296,7 @@ class NegativeBinomial(Distribution):
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         _one_of_probs_logits("NegativeBinomial", probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-            self.logits = _logits_from_probs(self.probs)
-            self._derived = ("logits",)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-            self.probs = ember.sigmoid(self.logits)
-            self._derived = ("probs",)
+        _count_and_probs(self, total_count, probs, logits)
         super().__init__(self.probs.shape, (), validate_args)
 
     @property

@@ -59,15 +59,8 @@ class LogitRelaxedBernoulli(Distribution):
         return log_t + diff - 2 * F.softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, SigmoidTransform(), validate_args=False)
-        self._validate_args = base._validate_args
+class _RelaxedOverBase(TransformedDistribution):
+    """A relaxed distribution as a transform of its log/logit base: the base's parameters, read through."""
 
     def _constructor_kwargs(self):
         return self.base_dist._constructor_kwargs()
@@ -83,6 +76,17 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedOverBase):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args=False)
+        self._validate_args = base._validate_args
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -120,7 +124,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + math.lgamma(k) + (k - 1) * log_t
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedOverBase):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True
@@ -129,18 +133,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=False)
         self._validate_args = base._validate_args
-
-    def _constructor_kwargs(self):
-        return self.base_dist._constructor_kwargs()
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
