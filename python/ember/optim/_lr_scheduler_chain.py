@@ -1,5 +1,5 @@
 """MultiplicativeLR and ChainedScheduler (torch.optim.lr_scheduler)."""
-from .lr_scheduler import LambdaLR, LRScheduler
+from .lr_scheduler import LambdaLR, LRScheduler, _lambdas_per_group
 
 
 class MultiplicativeLR(LRScheduler):
@@ -7,12 +7,7 @@ class MultiplicativeLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lambdas_per_group(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
