@@ -38,4 +38,4 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
 from .mixture_same_family import MixtureSameFamily  # noqa: F401
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli,  # noqa: F401
                       RelaxedOneHotCategorical)
-from . import kl_extra, kl_cross  # noqa: F401,E402  (they register the KL pairs of the distributions above)
+from . import kl_extra, kl_cross, kl_cross_more  # noqa: F401,E402  (they register the KL pairs of the distributions above)
