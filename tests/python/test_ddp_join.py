@@ -104,13 +104,13 @@ WORKER = textwrap.dedent(r'''
         for r in range(world):
             check(got[r], t, f"{what} differs between rank {rank} and rank {r}", tol=0)
 
-    def check_model(ddp, ref, what):
+    def check_model(ddp, ref, what, forwards_per_step=1):
         for (name, p), (_, q) in zip(ddp.module.named_parameters(), ref.named_parameters()):
             check(p, q, f"{what}: {name}")
             same_everywhere(p, f"{what}: {name}")
         # buffers come from the highest active rank each forward, so the
         # counter grows once per iteration of the longest run
-        check(ddp.module.counter, ember.full((2,), float(max(counts))), f"{what}: buffer")
+        check(ddp.module.counter, ember.full((2,), float(forwards_per_step * max(counts))), f"{what}: buffer")
 
     def by_initial_world_size():
         ddp = DDP(Net(rank), bucket_cap_mb=1e-5)  # one bucket per parameter: sizes and order must match
@@ -124,14 +124,17 @@ WORKER = textwrap.dedent(r'''
         loss_fn(ddp(x), y).backward()
 
     def by_active_ranks():
-        # `extra` is used on rank 1 only (the longest run), so elsewhere it is
-        # locally unused but globally used; `never` is unused everywhere.
+        # `extra` is used on rank 1 only, so elsewhere it is locally unused
+        # but globally used while rank 1 is active; `never` is unused everywhere.
         ddp = DDP(Net(rank, never=True), find_unused_parameters=True, gradient_as_bucket_view=True)
         opt = ember.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        def evaluate():  # a forward without backward: joined ranks must not expect gradient buckets
+            with ember.no_grad():
+                ddp(batch(rank, 0)[0])
         train_joined(ddp, opt, ddp.join(divide_by_initial_world_size=False), use_extra=rank == 1,
-                     set_to_none=False)
+                     set_to_none=False, per_iteration=evaluate)
         ref = reference(False, [1], never=True, set_to_none=False)
-        check_model(ddp, ref, "divide_by_initial_world_size=False")
+        check_model(ddp, ref, "divide_by_initial_world_size=False", forwards_per_step=2)
         assert ddp.module.never.weight.grad is None, "a parameter unused everywhere keeps grad None"
 
     def no_buffer_broadcast():
@@ -271,7 +274,9 @@ def test_join_divides_by_initial_world_size(tmp_path, counts):
     require_ok(run_world(tmp_path, "by_initial_world_size", counts))
 
 
-@pytest.mark.parametrize("counts", [[3, 5], [3, 5, 4]])
+# [3, 4, 5]: at iteration 3 ranks 1 and 2 are active; only rank 1 uses
+# `extra`, and rank 2, where it is locally unused, is the final model's source.
+@pytest.mark.parametrize("counts", [[3, 5], [3, 4, 5]])
 def test_join_divides_by_active_ranks_with_unused_parameters(tmp_path, counts):
     require_ok(run_world(tmp_path, "by_active_ranks", counts))
 

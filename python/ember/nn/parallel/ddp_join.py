@@ -104,12 +104,15 @@ class _RescaleAfterBackward:
 
 
 def rescale_after_backward(ddp, active):
-    if ddp._rescale is not None:  # armed by a forward that had no backward
+    """Arms the rescale for the coming backward when `active` (None: no
+    rescale) is below the world size. A rescale armed by an earlier forward
+    whose backward never ran is dropped first, so it cannot hit a later
+    backward, inside the join or after it."""
+    if ddp._rescale is not None:
         ddp._rescale.remove()
         ddp._rescale = None
-    world = ddp.process_group.size()
-    if active != world:
-        ddp._rescale = _RescaleAfterBackward(ddp, world / active)
+    if active is not None and active != ddp.process_group.size():
+        ddp._rescale = _RescaleAfterBackward(ddp, ddp.process_group.size() / active)
 
 
 class _DDPJoinHook(JoinHook):
@@ -147,6 +150,7 @@ class _DDPJoinHook(JoinHook):
 
     def post_hook(self, is_last_joiner):
         ddp = self.ddp
+        rescale_after_backward(ddp, None)  # nothing pending may outlive the join
         src = find_common_rank(ddp, is_last_joiner)
         states = list(ddp.module.parameters())
         if ddp.broadcast_buffers:

@@ -162,8 +162,8 @@ class DistributedDataParallel(Module, Joinable):
         if will_sync:
             # The graph is walked for unused parameters only when asked to.
             self._reducer.prepare_for_backward(output if self.find_unused_parameters else [])
-            if active is not None and not self._divide_by_initial_world_size:
-                ddp_join.rescale_after_backward(self, active)
+            if self._rescale is not None or (active is not None and not self._divide_by_initial_world_size):
+                ddp_join.rescale_after_backward(self, None if self._divide_by_initial_world_size else active)
         return output
 
     def _syncs_buffers(self):
