@@ -10,12 +10,17 @@ averaged gradients and the optimizers take the same step.
 Unused parameters: with find_unused_parameters=False, a parameter that gets
 no gradient makes loss.backward() itself raise, naming the parameter (PyTorch
 raises at the next forward; raising where the problem happens is clearer).
+
+Uneven inputs: `with ddp.join():` lets ranks run different numbers of
+iterations (DDP is a Joinable; see ddp_join.py).
 """
 from contextlib import contextmanager
 
 import ember
 from ember import _C
+from ember.distributed.algorithms.join import Join, Joinable
 from ember.nn.modules.module import Module
+from ember.nn.parallel import ddp_join
 
 _MiB = 1024 * 1024
 _DEFAULT_FIRST_BUCKET_BYTES = _MiB  # a small first bucket starts communication early, as in PyTorch
@@ -33,13 +38,13 @@ def _group_by_dtype(tensors):
     return list(groups.values())
 
 
-def _broadcast_coalesced(tensors, group):
-    """Broadcasts `tensors` from the group's rank 0: one flat message per dtype and device."""
+def _broadcast_coalesced(tensors, group, src=0):
+    """Broadcasts `tensors` from group rank `src`: one flat message per dtype and device."""
     dist = _dist()
     with ember.no_grad():
         for same in _group_by_dtype(tensors):
             flat = ember.cat([t.detach().reshape(-1) for t in same])
-            dist.broadcast(flat, group=group, group_src=0)
+            dist.broadcast(flat, group=group, group_src=src)
             offset = 0
             for t in same:
                 n = t.numel()
@@ -87,13 +92,14 @@ def _verify_same_parameters(named, group):
                        f"{group.rank()}{where}). Every rank must wrap the same model.")
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism across processes; see the module docstring."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
         super().__init__()
+        Joinable.__init__(self)
         dist = _dist()
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an ember.nn.Module, got "
@@ -132,8 +138,11 @@ class DistributedDataParallel(Module):
         # Every replica starts from rank 0's state.
         _broadcast_coalesced([p for _, p in module.named_parameters()] + list(module.buffers()),
                              self.process_group)
+        self._divide_by_initial_world_size = True
+        self._rescale = None  # ddp_join's pending gradient rescale
+        self._reducer_params = [p for _, p in named]
         self._reducer = _C._distributed.Reducer(
-            [p for _, p in named], self.process_group,
+            self._reducer_params, self.process_group,
             bucket_cap_bytes=self.bucket_bytes_cap,
             first_bucket_cap_bytes=min(_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap),
             find_unused_parameters=find_unused_parameters,
@@ -141,15 +150,50 @@ class DistributedDataParallel(Module):
             names=[n for n, _ in named])
 
     def forward(self, *inputs, **kwargs):
-        if self.broadcast_buffers:
-            buffers = list(self.module.buffers())
-            if buffers:
-                _broadcast_coalesced(buffers, self.process_group)
+        joining = self._join_config.enable
+        active = ddp_join.active_rank_count(self) if joining else None
+        if self._syncs_buffers():
+            # Under join, rank 0 may have run out of data: the highest active rank's buffers win.
+            self._sync_buffers(ddp_join.find_common_rank(self, True) if joining else 0)
+        will_sync = ember.is_grad_enabled() and self.require_backward_grad_sync
+        if joining:
+            ddp_join.agree_on_backward_sync(self, will_sync)
         output = self.module(*inputs, **kwargs)
-        if ember.is_grad_enabled() and self.require_backward_grad_sync:
+        if will_sync:
             # The graph is walked for unused parameters only when asked to.
             self._reducer.prepare_for_backward(output if self.find_unused_parameters else [])
+            if self._rescale is not None or (active is not None and not self._divide_by_initial_world_size):
+                ddp_join.rescale_after_backward(self, None if self._divide_by_initial_world_size else active)
         return output
+
+    def _syncs_buffers(self):
+        return self.broadcast_buffers and any(True for _ in self.module.buffers())
+
+    def _sync_buffers(self, src):
+        _broadcast_coalesced(list(self.module.buffers()), self.process_group, src)
+
+    def _broadcast_states(self, tensors, src):
+        _broadcast_coalesced(tensors, self.process_group, src)
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """A Join context for uneven inputs with this model as the only
+        joinable: ranks that run out of data shadow the others' collectives
+        until all have; see ddp_join.py. Gradients are averaged over the
+        initial world size (divide_by_initial_world_size=True, as if joined
+        ranks contributed zeros) or over the ranks still active."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        return ddp_join._DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return self._reducer_params[0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     @contextmanager
     def no_sync(self):
