@@ -114,11 +114,14 @@ template <class T>
 void pass_odd(const Pass<T>& pass, const std::complex<T>* in, std::complex<T>* out) {
   using C = std::complex<T>;
   const int p = static_cast<int>(pass.p), h = p / 2;
-  T cs[kMaxRadix], sn[kMaxRadix];  // cos and sin of 2π t/p
-  for (int t = 0; t < p; ++t) {
-    const std::complex<double> r = unit_root(t, p);
-    cs[t] = static_cast<T>(r.real());
-    sn[t] = static_cast<T>(-r.imag());
+  // cs[k][j], sn[k][j]: cos and sin of 2π jk/p, for j, k in [1, h].
+  T cs[kMaxRadix / 2 + 1][kMaxRadix / 2 + 1], sn[kMaxRadix / 2 + 1][kMaxRadix / 2 + 1];
+  for (int k = 1; k <= h; ++k) {
+    for (int j = 1; j <= h; ++j) {
+      const std::complex<double> r = unit_root(j * k, p);
+      cs[k][j] = static_cast<T>(r.real());
+      sn[k][j] = static_cast<T>(-r.imag());
+    }
   }
   const int64_t L = pass.L, m = pass.m, in_step = m * L;
   for (int64_t j1 = 0; j1 < m; ++j1) {
@@ -139,9 +142,8 @@ void pass_odd(const Pass<T>& pass, const std::complex<T>* in, std::complex<T>* o
       for (int k = 1; k <= h; ++k) {
         C re = a0, im{};
         for (int j = 1; j <= h; ++j) {
-          const int t = (j * k) % p;
-          re += sum[j] * cs[t];
-          im += dif[j] * sn[t];
+          re += sum[j] * cs[k][j];
+          im += dif[j] * sn[k][j];
         }
         const C yk = re + mul_neg_i(im), ypk = re - mul_neg_i(im);
         dst[k * L + q] = j1 == 0 ? yk : cmul(yk, w[k - 1]);
