@@ -288,3 +288,23 @@ TEST_CASE("fft kernels reject a length below 1 and accept an empty batch", "[fft
   CHECK_THROWS_AS(fft_c2r<float>(buf.data(), 1, 1, real.data(), 1, 1, 0, 1), ember::ValueError);
   CHECK_NOTHROW(fft_c2c<float>(nullptr, 1, 4, nullptr, 1, 4, 4, 0, true));
 }
+
+TEST_CASE("fft_c2c at large lengths: float against double, and a double round trip", "[fft]") {
+  // Too long for the naive DFT: the double engine (checked above) is the
+  // reference for float, and the inverse for double.
+  for (int64_t n : {65536, 65537, 3 * 5 * 7 * 11 * 13 * 4}) {
+    const auto x = random_complex(n, 29);
+    const auto xf = narrow<float>(x);
+    std::vector<std::complex<float>> yf(n);
+    std::vector<std::complex<double>> yd(n), back(n);
+    fft_c2c<float>(xf.data(), 1, n, yf.data(), 1, n, n, 1, false);
+    fft_c2c<double>(x.data(), 1, n, yd.data(), 1, n, n, 1, false);
+    std::vector<LD> want(yd.begin(), yd.end());
+    INFO("n = " << n);
+    CHECK(rel_error(yf, want) <= tolerance<float>(n));
+    fft_c2c<double>(yd.data(), 1, n, back.data(), 1, n, n, 1, true);
+    double err = 0;
+    for (int64_t j = 0; j < n; ++j) err = std::max(err, std::abs(back[j] / static_cast<double>(n) - x[j]));
+    CHECK(err <= 2 * tolerance<double>(n));
+  }
+}
