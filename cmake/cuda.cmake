@@ -107,9 +107,9 @@ target_compile_options(ember_cuda PRIVATE
   $<$<COMPILE_LANGUAGE:CUDA>:-O3 --expt-relaxed-constexpr --extended-lambda>)
 set_target_properties(ember_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # cudart statically: libember then needs no libcudart.so at import time.
-# cuBLAS/cuBLASLt, cuSOLVER (ember.linalg) and cuDNN are shared; RPATHs point
+# cuBLAS/cuBLASLt, cuSOLVER (ember.linalg), cuFFT (ember.fft) and cuDNN are shared; RPATHs point
 # at the toolkit.
-target_link_libraries(ember_cuda PUBLIC CUDA::cudart_static CUDA::cublas CUDA::cublasLt CUDA::cusolver)
+target_link_libraries(ember_cuda PUBLIC CUDA::cudart_static CUDA::cublas CUDA::cublasLt CUDA::cusolver CUDA::cufft)
 set(EMBER_CUDA_RPATH ${CUDAToolkit_LIBRARY_DIR})
 
 # cuDNN 9: header and library in the toolkit or in the system paths.
