@@ -10,6 +10,7 @@
 #include <ember/core/generator.h>
 #include <ember/core/ops/attention.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/composite_matmul.h>
 #include <ember/core/ops/composite_pointwise.h>
 #include <ember/core/ops/composite_reduce.h>
@@ -19,6 +20,7 @@
 #include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/einsum.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/fft.h>
 #include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/index.h>
 #include <ember/core/ops/linalg.h>

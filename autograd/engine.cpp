@@ -222,7 +222,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
       // Materialise zeros for outputs that got no gradient, so formulas need not care.
       for (uint32_t i = 0; i < grads.size(); ++i) {
         const auto& info = node->outputs[i];
-        if (!grads[i].defined() && is_floating(info.dtype)) grads[i] = zeros(info.shape, info.dtype, info.device);
+        if (!grads[i].defined() && is_differentiable(info.dtype)) grads[i] = zeros(info.shape, info.dtype, info.device);
       }
       input_grads = anomaly_enabled() ? anomaly_checked_apply(*node, grads) : node->apply(grads);
       if (!retain_graph) node->release();

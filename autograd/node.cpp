@@ -200,8 +200,8 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
   uint32_t nr = 0;
   for (const auto& out : outputs) {
     node->outputs.push_back({out.shape(), out.dtype(), out.device()});
-    // Only floating outputs carry gradients (indices from max() do not).
-    if (is_floating(out.dtype())) {
+    // Only floating and complex outputs carry gradients (indices from max() do not).
+    if (is_differentiable(out.dtype())) {
       auto& m = meta(out);
       m.requires_grad = true;
       m.grad_fn = node;
@@ -267,8 +267,21 @@ void rebase_view(const Tensor& self, const Tensor& base, const Tensor& result) {
 
 }  // namespace
 
+namespace {
+[[noreturn]] void refuse_retyped_write(const char* op) {
+  throw Error(str(op, ": in-place writes through view_as_real / view_as_complex / .real / .imag views are not "
+                      "supported when autograd records them; compute the new value out of place instead "
+                      "(e.g. ember.complex(re, im))"));
+}
+}  // namespace
+
 void check_inplace(const Tensor& self, const char* op) {
   if (!grad_enabled()) return;
+  const auto& owner = self.impl()->view_base;
+  if ((self.impl()->retyped_view && self.requires_grad()) ||
+      (owner && owner->retyped_view && Tensor(owner).requires_grad())) {
+    refuse_retyped_write(op);
+  }
   if (is_grad_leaf(self)) {
     throw Error(str(op, ": a leaf Variable that requires grad is being used in an in-place operation. "
                         "Wrap the update in `with ember.no_grad():` or operate on x.detach()."));
@@ -283,8 +296,10 @@ void check_inplace(const Tensor& self, const char* op) {
 void rebase_history(const Tensor& self, const Tensor& result) {
   if (!grad_enabled()) return;
   const bool result_grad = result.defined() && result.requires_grad();
+  if (self.impl()->retyped_view && result_grad) refuse_retyped_write("in-place op");
   if (const auto& base_impl = self.impl()->view_base) {
     Tensor base(base_impl);
+    if ((result_grad || base.requires_grad()) && base_impl->retyped_view) refuse_retyped_write("in-place op");
     if (result_grad || base.requires_grad()) rebase_view(self, base, result);
     return;
   }

@@ -38,8 +38,8 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
   EMBER_CHECK(!requires_grad || !is_inference() || autograd::inference_mode_enabled(), Error,
               "requires_grad_: setting requires_grad=True on an inference tensor outside inference_mode is not "
               "allowed (clone it first)");
-  EMBER_CHECK(!requires_grad || is_floating(dtype()), Error,
-              "requires_grad_: only Tensors of floating point dtype can require gradients (got ",
+  EMBER_CHECK(!requires_grad || is_differentiable(dtype()), Error,
+              "requires_grad_: only Tensors of floating point and complex dtype can require gradients (got ",
               dtype_name(dtype()), ")");
   if (requires_grad || m) meta(*this).requires_grad = requires_grad;
   return *this;

@@ -7,7 +7,8 @@ size_t itemsize(DType t) {
     case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
     case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::Float32: return 4;
-    case DType::Int64: case DType::Float64: return 8;
+    case DType::Int64: case DType::Float64: case DType::Complex64: return 8;
+    case DType::Complex128: return 16;
   }
   return 0;
 }
@@ -23,15 +24,24 @@ const char* dtype_name(DType t) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "float32";
     case DType::Float64: return "float64";
+    case DType::Complex64: return "complex64";
+    case DType::Complex128: return "complex128";
   }
   return "unknown";
 }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  // Table in enum order: Bool, UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64.
   using D = DType;
-  static const D table[kNumDTypes][kNumDTypes] = {
+  // A complex dtype wins; its parts are at least as wide as the other side's
+  // (complex64 with float64 gives complex128).
+  if (is_complex(a) || is_complex(b)) {
+    const bool wide = a == D::Complex128 || b == D::Complex128 || a == D::Float64 || b == D::Float64;
+    return wide ? D::Complex128 : D::Complex64;
+  }
+  // Table in enum order: Bool, UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64.
+  constexpr int kReal = 9;
+  static const D table[kReal][kReal] = {
       /* Bool  */ {D::Bool, D::UInt8, D::Int8, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
       /* UInt8 */ {D::UInt8, D::UInt8, D::Int32 /*set below*/, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
       /* Int8  */ {D::Int8, D::Int32, D::Int8, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
@@ -44,6 +54,20 @@ DType promote_types(DType a, DType b) {
   };
   // uint8 with int8 promotes to int16 in PyTorch; ember has no int16, so it uses int32.
   return table[static_cast<int>(a)][static_cast<int>(b)];
+}
+
+DType complex_dtype_for(DType t) {
+  if (is_complex(t)) return t;
+  return t == DType::Float64 ? DType::Complex128 : DType::Complex64;
+}
+
+void throw_unsupported_dtype(DType t, const char* op, const char* what) {
+  if (is_complex(t)) {
+    throw NotImplementedError(str(op, ": not supported for complex tensors (got ", dtype_name(t),
+                                  "); docs/complex.md lists the ops that take them"));
+  }
+  if (*what == 0) throw Error(str(op, ": unknown dtype"));
+  throw TypeError(str(op, ": ", what, dtype_name(t)));
 }
 
 namespace {

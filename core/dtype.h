@@ -10,9 +10,9 @@
 namespace ember {
 
 enum class DType : int8_t {
-  Bool, UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64,
+  Bool, UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64, Complex128,
 };
-constexpr int kNumDTypes = 9;
+constexpr int kNumDTypes = 11;
 
 size_t itemsize(DType t);
 const char* dtype_name(DType t);  // "float32", ...
@@ -24,13 +24,27 @@ inline bool is_integral(DType t, bool include_bool = false) {
          (include_bool && t == DType::Bool);
 }
 inline bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+inline bool is_complex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+// The dtypes autograd differentiates: floating and complex.
+inline bool is_differentiable(DType t) { return is_floating(t) || is_complex(t); }
+// complex64 -> float32, complex128 -> float64; any other dtype is returned as is.
+inline DType complex_part_dtype(DType t) {
+  return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
+}
+// The complex dtype whose parts are `t` (float64 -> complex128, float32 and the
+// half types -> complex64); a complex dtype is returned as is.
+DType complex_dtype_for(DType t);
+// Raised by the dispatch helpers below for a dtype they have no case for.
+[[noreturn]] void throw_unsupported_dtype(DType t, const char* op, const char* what);
 
 // PyTorch's promote_types for two tensor dtypes.
 DType promote_types(DType a, DType b);
 // The float type integer inputs turn into for ops such as div, exp, mean.
 DType default_float_dtype();
 void set_default_float_dtype(DType t);
-inline DType to_float_dtype(DType t) { return is_floating(t) ? t : default_float_dtype(); }
+// Complex dtypes stay complex, so that an op without complex support reaches
+// its dtype dispatch and says so instead of dropping the imaginary part.
+inline DType to_float_dtype(DType t) { return is_floating(t) || is_complex(t) ? t : default_float_dtype(); }
 
 template <class T> struct dtype_of;
 template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
@@ -59,8 +73,9 @@ decltype(auto) dispatch(DType t, const char* op, F&& f) {
     case DType::BFloat16: return f(TypeTag<BFloat16>{});
     case DType::Float32: return f(TypeTag<float>{});
     case DType::Float64: return f(TypeTag<double>{});
+    default: break;
   }
-  throw Error(str(op, ": unknown dtype"));
+  throw_unsupported_dtype(t, op, "");
 }
 
 // Like dispatch, but only for the types CPU math runs in (no half types: the
@@ -77,7 +92,7 @@ decltype(auto) dispatch_math(DType t, const char* op, F&& f) {
     case DType::Float64: return f(TypeTag<double>{});
     default: break;
   }
-  throw TypeError(str(op, ": no CPU kernel for dtype ", dtype_name(t)));
+  throw_unsupported_dtype(t, op, "no CPU kernel for dtype ");
 }
 
 // Like dispatch, for kernels written for float32 and float64 only (front-ends
@@ -89,7 +104,7 @@ decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
     case DType::Float64: return f(TypeTag<double>{});
     default: break;
   }
-  throw TypeError(str(op, ": CPU kernel expects float32 or float64, got ", dtype_name(t)));
+  throw_unsupported_dtype(t, op, "CPU kernel expects float32 or float64, got ");
 }
 
 }  // namespace ember

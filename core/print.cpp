@@ -10,6 +10,8 @@
 #include <functional>
 
 #include <ember/autograd/node.h>
+#include <ember/core/ops/complex.h>
+#include <ember/core/ops/shape.h>
 #include <ember/core/tensor.h>
 
 namespace ember {
@@ -119,13 +121,39 @@ class Formatter {
   size_t width_ = 1;
 };
 
+// Complex elements as "re+imj": one Formatter for the real parts and one for
+// the imaginary parts, as torch's; offsets are in complex elements.
+class ComplexFormatter {
+ public:
+  ComplexFormatter(const Tensor& z, bool summarize)
+      : parts_(view_as_real(z)),
+        re_parts_(select(parts_, -1, 0)),
+        im_parts_(select(parts_, -1, 1)),
+        re_(re_parts_, summarize),
+        im_(im_parts_, summarize) {}
+
+  size_t width() const { return re_.width() + im_.width() + 1; }
+
+  std::string format(int64_t offset) const {
+    std::string im = im_.format(2 * offset + 1) + "j";
+    im.erase(0, im.find_first_not_of(' '));
+    const bool signed_im = im[0] == '-' || im[0] == '+';
+    return re_.format(2 * offset) + (signed_im ? "" : "+") + im;
+  }
+
+ private:
+  Tensor parts_, re_parts_, im_parts_;  // the Formatters keep references to these
+  Formatter re_, im_;
+};
+
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
   return out;
 }
 
-std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool summarize, const Formatter& fmt) {
+template <class Fmt>
+std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool summarize, const Fmt& fmt) {
   const auto& opts = print_options();
   const int64_t n = t.shape().back(), stride = t.strides().back();
   const int64_t per_line =
@@ -150,8 +178,9 @@ std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool sum
   return "[" + join(lines, ",\n" + std::string(indent + 1, ' ')) + "]";
 }
 
+template <class Fmt>
 std::string tensor_str(const Tensor& t, int64_t dim, int64_t offset, int64_t indent, bool summarize,
-                       const Formatter& fmt) {
+                       const Fmt& fmt) {
   const int64_t remaining = t.dim() - dim;
   if (remaining == 0) return fmt.format(offset);
   if (remaining == 1) return vector_str(t, offset, indent, summarize, fmt);
@@ -202,19 +231,25 @@ std::string Tensor::str() const {
   std::vector<std::string> suffixes;
   if (!device().is_cpu()) suffixes.push_back("device='" + device().str() + "'");
   std::string body;
+  const DType dt = dtype();
+  const bool default_dtype = dt == default_float_dtype() || dt == complex_dtype_for(default_float_dtype());
   if (numel() == 0) {
     if (dim() != 1) suffixes.push_back("size=" + tuple_str(shape()));
-    if (dtype() != default_float_dtype()) suffixes.push_back(std::string("dtype=ember.") + dtype_name(dtype()));
+    if (dt != default_float_dtype()) suffixes.push_back(std::string("dtype=ember.") + dtype_name(dt));
     body = "[]";
   } else {
-    const DType dt = dtype();
-    if (dt != default_float_dtype() && dt != DType::Int64 && dt != DType::Bool) {
+    if (!default_dtype && dt != DType::Int64 && dt != DType::Bool) {
       suffixes.push_back(std::string("dtype=ember.") + dtype_name(dt));
     }
     const Tensor c = device().is_cpu() ? detach() : detach().cpu();
     const bool summarize = numel() > print_options().threshold;
-    const Formatter fmt(c, summarize);
-    body = tensor_str(c, 0, c.storage_offset(), indent, summarize, fmt);
+    if (is_complex(dt)) {
+      const ComplexFormatter fmt(c, summarize);
+      body = tensor_str(c, 0, c.storage_offset(), indent, summarize, fmt);
+    } else {
+      const Formatter fmt(c, summarize);
+      body = tensor_str(c, 0, c.storage_offset(), indent, summarize, fmt);
+    }
   }
   if (grad_fn()) {
     suffixes.push_back("grad_fn=<" + grad_fn()->name() + ">");

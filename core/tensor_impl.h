@@ -21,6 +21,9 @@ struct TensorImpl {
   bool wrapped_number = false;
   // Set on tensors that alias another tensor's memory through a view op.
   bool is_view = false;
+  // Set on view_as_real / view_as_complex views, which read another dtype's
+  // memory: autograd cannot replay in-place writes through them.
+  bool retyped_view = false;
   // Made under inference_mode (a view inherits its base's flag): such tensors
   // may not be saved for backward, as in PyTorch.
   bool is_inference = false;

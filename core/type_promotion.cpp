@@ -5,7 +5,7 @@
 namespace ember {
 
 namespace {
-int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+int category(DType t) { return t == DType::Bool ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; }
 }  // namespace
 
 DType result_type(const std::vector<Tensor>& operands) {
@@ -17,7 +17,10 @@ DType result_type(const std::vector<Tensor>& operands) {
     const int k = t.impl()->wrapped_number ? 2 : t.dim() == 0 ? 1 : 0;
     DType d = t.dtype();
     if (k == 2) {  // a Python number: its default type
-      d = d == DType::Bool ? DType::Bool : is_floating(d) ? default_float_dtype() : DType::Int64;
+      d = d == DType::Bool          ? DType::Bool
+          : is_complex(d)           ? complex_dtype_for(default_float_dtype())
+          : is_floating(d)          ? default_float_dtype()
+                                    : DType::Int64;
     }
     tier[k] = have[k] ? promote_types(tier[k], d) : d;
     have[k] = true;
@@ -30,7 +33,9 @@ DType result_type(const std::vector<Tensor>& operands) {
       result = tier[k];
       any = true;
     } else if (category(tier[k]) > category(result)) {
-      result = tier[k];
+      // A complex scalar with float tensors takes their width, as in PyTorch:
+      // float64 * 1j is complex128, float32 * (0-d complex128) complex64.
+      result = is_complex(tier[k]) && is_floating(result) ? complex_dtype_for(result) : tier[k];
     }
   }
   return result;

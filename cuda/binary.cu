@@ -129,8 +129,9 @@ void where(Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
     case 1: return where_bits<uint8_t>(it);
     case 2: return where_bits<uint16_t>(it);
     case 4: return where_bits<uint32_t>(it);
-    default: return where_bits<uint64_t>(it);
+    case 8: return where_bits<uint64_t>(it);
   }
+  throw NotImplementedError(str("where: no CUDA kernel for ", dtype_name(out.dtype()), " elements"));
 }
 
 void lerp(Tensor& out, const Tensor& start, const Tensor& end, const Tensor& weight) {

@@ -101,7 +101,12 @@ void run_index(const Tensor& plain, const Tensor& indexed, const IndexArgs& a, c
   else launch_index<kMaxIndices>(l, a, n, op, stream);
 }
 
-// Calls f(U{}) with U an unsigned integer of the element size (plain moves).
+// 16 bytes (a complex128 element), moved as one aligned unit.
+struct alignas(16) Bits16 {
+  uint64_t lo, hi;
+};
+
+// Calls f(U{}) with U a plain type of the element size (plain moves).
 template <class F>
 void dispatch_bits(size_t itemsize, const char* what, F&& f) {
   switch (itemsize) {
@@ -109,6 +114,7 @@ void dispatch_bits(size_t itemsize, const char* what, F&& f) {
     case 2: return f(uint16_t{});
     case 4: return f(uint32_t{});
     case 8: return f(uint64_t{});
+    case 16: return f(Bits16{});
   }
   throw Error(str(what, ": unsupported element size ", itemsize));
 }

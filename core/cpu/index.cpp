@@ -59,6 +59,7 @@ void dispatch_size(size_t itemsize, F&& f) {
     case 2: return f(Bytes<2>{});
     case 4: return f(Bytes<4>{});
     case 8: return f(Bytes<8>{});
+    case 16: return f(Bytes<16>{});  // complex128
   }
   throw Error(str("index: unsupported element size ", itemsize));
 }

@@ -2,6 +2,7 @@
 // autograd node. The ternary selects (where, lerp, masked_fill) and the
 // in-place forms live in binary_select.cpp and binary_inplace.cpp.
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 
 #include <ember/autograd/functions/binary.h>
 #include <ember/autograd/grad_mode.h>
@@ -149,6 +150,7 @@ Tensor bitwise(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) 
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (complex_ops::any_complex({a, b})) return complex_ops::add(a, b, alpha.to_double());
   const DType dt = add_type("add", a, b, alpha);
   Tensor out = run_binary(BinaryOp::Add, "add", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
@@ -158,6 +160,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (complex_ops::any_complex({a, b})) return complex_ops::sub(a, b, alpha.to_double());
   const DType dt = sub_type("sub", a, b, alpha);
   Tensor out = run_binary(BinaryOp::Sub, "sub", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
@@ -167,6 +170,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+  if (complex_ops::any_complex({a, b})) return complex_ops::mul(a, b);
   const DType dt = mul_type("mul", a, b);
   Tensor out = run_binary(BinaryOp::Mul, "mul", a, b, dt);
   if (autograd::any_requires_grad({a, b})) {
@@ -176,6 +180,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode) {
+  if (complex_ops::any_complex({a, b})) {
+    EMBER_CHECK(!rounding_mode, Error, "div: rounding_mode is not supported for complex tensors");
+    return complex_ops::div(a, b);
+  }
   const BinaryOp kind = div_kind("div", rounding_mode);
   const DType dt = div_type("div", kind, a, b);
   Tensor out = run_binary(kind, "div", a, b, dt);
@@ -225,7 +233,9 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Eq, "eq", a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return complex_ops::any_complex({a, b}) ? complex_ops::eq(a, b) : compare(BinaryOp::Eq, "eq", a, b);
+}
 
 bool equal(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "equal: got an undefined tensor");
@@ -234,7 +244,9 @@ bool equal(const Tensor& a, const Tensor& b) {
   autograd::NoGradGuard no_grad;
   return all(compare(BinaryOp::Eq, "equal", a, b)).item().to<bool>();
 }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ne, "ne", a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return complex_ops::any_complex({a, b}) ? complex_ops::ne(a, b) : compare(BinaryOp::Ne, "ne", a, b);
+}
 Tensor lt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Lt, "lt", a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Le, "le", a, b); }
 Tensor gt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Gt, "gt", a, b); }

@@ -60,7 +60,7 @@ bool writes_directly(const char* op, const Tensor& self, const std::vector<Tenso
                      bool math = true) {
   check_no_internal_overlap(self, op);
   autograd::check_inplace(self, op);
-  if (result != self.dtype() || (math && is_half(result))) return false;
+  if (result != self.dtype() || (math && is_half(result)) || is_complex(result)) return false;
   std::vector<Tensor> all = inputs;
   all.push_back(self);
   if (autograd::any_requires_grad(all)) return false;
@@ -78,7 +78,8 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   autograd::check_inplace(self, op);
   EMBER_CHECK(result.shape() == self.shape(), Error, op, ": output with shape ", shape_str(self.shape()),
               " doesn't match the broadcast shape ", shape_str(result.shape()));
-  EMBER_CHECK(promote_types(result.dtype(), self.dtype()) == self.dtype() || is_floating(self.dtype()),
+  EMBER_CHECK(promote_types(result.dtype(), self.dtype()) == self.dtype() ||
+                  (is_floating(self.dtype()) && !is_complex(result.dtype())),
               Error, op, ": result type ", dtype_name(result.dtype()),
               " can't be cast to the desired output type ", dtype_name(self.dtype()));
   return assign_inplace(self, result);
@@ -150,6 +151,7 @@ Tensor& Tensor::remainder_(const Tensor& other) {
 }
 
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  if (is_complex(dtype())) return assign_result(*this, ember::masked_fill(*this, mask, value), "masked_fill_");
   const Scalar v = masked_fill_value("masked_fill_", *this, mask, value);
   EMBER_CHECK(broadcast_shapes(shape(), mask.shape(), "masked_fill_") == shape(), Error,
               "masked_fill_: mask of shape ", ember::shape_str(mask.shape()), " cannot be broadcast to the shape ",

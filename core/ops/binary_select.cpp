@@ -7,6 +7,8 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/binary_detail.h>
+#include <ember/core/ops/complex.h>
+#include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 
 namespace ember {
@@ -48,6 +50,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   check_backend("where", dev);
   const Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const DType dt = result_type(a, b);
+  if (is_complex(dt)) {
+    // Selects (real, imaginary) pairs: the condition gets a trailing dim for the pair.
+    const Tensor parts = where(unsqueeze(cond, -1), view_as_real(a.to(dt)), view_as_real(b.to(dt)));
+    return view_as_complex(parts.contiguous());
+  }
   Tensor out = empty(shape, dt, dev);
   {
     autograd::NoGradGuard no_grad;
@@ -81,6 +88,11 @@ Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
 }
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  if (a.defined() && is_complex(a.dtype())) {
+    EMBER_CHECK(value.defined() && value.dim() == 0, Error, "masked_fill: only supports a 0-dimensional value tensor, "
+                "but got one with ", value.defined() ? value.dim() : 0, " dimensions");
+    return where(mask, value.to(a.dtype()), a);
+  }
   const Scalar v = masked_fill_value("masked_fill", a, mask, value);
   const Device dev = common_device("masked_fill", {a, mask});
   check_backend("masked_fill", dev);

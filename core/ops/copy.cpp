@@ -1,5 +1,6 @@
 // Copies and conversions. Differentiable: to(dtype), clone, contiguous, copy_.
 #include <ember/core/ops/copy.h>
+#include <ember/core/ops/complex.h>
 
 #include <ember/autograd/functions/copy.h>
 #include <ember/autograd/grad_mode.h>
@@ -18,7 +19,9 @@ namespace functions = autograd::functions;
 
 namespace {
 void copy_kernel(Tensor& dst, const Tensor& src, bool non_blocking = false) {
-  if (dst.device().is_cpu() && src.device().is_cpu()) {
+  if (is_complex(dst.dtype()) || is_complex(src.dtype())) {
+    complex_ops::copy(dst, src, non_blocking);
+  } else if (dst.device().is_cpu() && src.device().is_cpu()) {
     cpu::copy(dst, src);
   } else {
     cuda::copy(dst, src, non_blocking);
@@ -51,7 +54,7 @@ Tensor to_dtype(const Tensor& t, DType dtype, bool copy) {
   if (t.dtype() == dtype && !copy) return t;
   Tensor out = empty(t.shape(), dtype, t.device());
   copy_kernel(out, t);
-  if (is_floating(dtype) && autograd::any_requires_grad({t})) {
+  if (is_differentiable(dtype) && autograd::any_requires_grad({t})) {
     autograd::record("ToCopyBackward0", {t}, {out}, {}, functions::to_backward(t.device()));
   }
   return out;
@@ -78,7 +81,7 @@ Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) cons
   const bool pinned_out = non_blocking && device.is_cpu() && this->device().is_cuda();
   Tensor out = pinned_out ? empty_pinned(shape(), dtype) : empty(shape(), dtype, device);
   copy_kernel(out, *this, non_blocking);
-  if (is_floating(dtype) && autograd::any_requires_grad({*this})) {
+  if (is_differentiable(dtype) && autograd::any_requires_grad({*this})) {
     autograd::record("ToCopyBackward0", {*this}, {out}, {}, functions::to_backward(this->device()));
   }
   return out;
@@ -111,7 +114,8 @@ Tensor& assign_inplace(Tensor& self, const Tensor& result) {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_inplace(*this, "fill_");
-  if (device().is_cuda()) cuda::fill(*this, value);
+  if (is_complex(dtype())) complex_ops::fill(*this, value.to_double());
+  else if (device().is_cuda()) cuda::fill(*this, value);
   else cpu::fill(*this, value);
   bump_version();
   autograd::rebase_history(*this, Tensor());  // a constant now

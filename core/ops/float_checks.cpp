@@ -1,6 +1,7 @@
 // isnan, isinf, isposinf, isneginf, isfinite, isclose and allclose, as
 // PyTorch's, written with the elementwise ops so that they run on every
-// device. Integer and bool tensors are never NaN or infinite.
+// device. Integer and bool tensors are never NaN or infinite; a complex
+// number is NaN or infinite when either part is.
 #include <ember/core/ops/float_checks.h>
 
 #include <limits>
@@ -32,23 +33,25 @@ void check_defined(const Tensor& x, const char* op) {
 Tensor isnan(const Tensor& x) {
   check_defined(x, "isnan");
   autograd::NoGradGuard no_grad;
-  return is_floating(x.dtype()) ? ne(x, x) : all_false(x);
+  return is_differentiable(x.dtype()) ? ne(x, x) : all_false(x);
 }
 
 Tensor isinf(const Tensor& x) {
   check_defined(x, "isinf");
   autograd::NoGradGuard no_grad;
-  return is_floating(x.dtype()) ? eq(abs(x), number(kInf)) : all_false(x);
+  return is_differentiable(x.dtype()) ? eq(abs(x), number(kInf)) : all_false(x);
 }
 
 Tensor isposinf(const Tensor& x) {
   check_defined(x, "isposinf");
+  EMBER_CHECK(!is_complex(x.dtype()), Error, "isposinf: does not support complex inputs");
   autograd::NoGradGuard no_grad;
   return is_floating(x.dtype()) ? eq(x, number(kInf)) : all_false(x);
 }
 
 Tensor isneginf(const Tensor& x) {
   check_defined(x, "isneginf");
+  EMBER_CHECK(!is_complex(x.dtype()), Error, "isneginf: does not support complex inputs");
   autograd::NoGradGuard no_grad;
   return is_floating(x.dtype()) ? eq(x, number(-kInf)) : all_false(x);
 }
@@ -58,7 +61,7 @@ Tensor isfinite(const Tensor& x) {
   autograd::NoGradGuard no_grad;
   // x - x is 0 for every finite x and NaN for NaN and +-inf: one kernel less
   // than !isnan && !isinf.
-  return is_floating(x.dtype()) ? eq(sub(x, x), number(0.0)) : ones(x.shape(), DType::Bool, x.device());
+  return is_differentiable(x.dtype()) ? eq(sub(x, x), number(0.0)) : ones(x.shape(), DType::Bool, x.device());
 }
 
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
@@ -72,12 +75,12 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   common_device(op, {a, b});
   autograd::NoGradGuard no_grad;
   Tensor close = eq(a, b);  // also equal infinities
-  if (equal_nan && is_floating(a.dtype())) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  if (equal_nan && is_differentiable(a.dtype())) close = logical_or(close, logical_and(isnan(a), isnan(b)));
   if (a.dtype() == DType::Bool || (rtol == 0 && atol == 0)) return close;
   // Integers are compared in the default float dtype, as PyTorch does (no
   // overflow in a - b).
-  const Tensor x = is_floating(a.dtype()) ? a : a.to(default_float_dtype());
-  const Tensor y = is_floating(b.dtype()) ? b : b.to(default_float_dtype());
+  const Tensor x = is_differentiable(a.dtype()) ? a : a.to(default_float_dtype());
+  const Tensor y = is_differentiable(b.dtype()) ? b : b.to(default_float_dtype());
   const Tensor error = abs(sub(x, y));
   const Tensor allowed = add(number(atol), abs(mul(number(rtol), y)));
   return logical_or(close, logical_and(isfinite(error), le(error, allowed)));

@@ -8,6 +8,7 @@
 #include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
 #include <ember/core/int_math.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/copy.h>
@@ -48,6 +49,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   EMBER_CHECK(!tensors.empty(), Error, "cat: expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i)
     EMBER_CHECK(tensors[i].defined(), ValueError, "cat: got an undefined tensor at position ", i);
+  if (complex_ops::any_complex(tensors)) return complex_ops::cat(tensors, dim);
   const DType dtype = result_type(tensors);
   const Device device = common_device("cat", tensors);
   const Tensor* ref = nullptr;

@@ -12,6 +12,7 @@
 #include <ember/core/cpu/matmul.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
@@ -178,6 +179,7 @@ Tensor product_with_grad(const char* op, const char* node, const Tensor& a, cons
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (autocast::Scope ac{"matmul", a, b}; ac) return matmul(ac[0], ac[1]);
   check_operands("matmul", {a, b});
+  if (complex_ops::any_complex({a, b})) return complex_ops::matmul(a, b);
   const char* node = a.dim() == 1 && b.dim() == 1   ? "DotBackward0"
                      : a.dim() == 2 && b.dim() == 1 ? "MvBackward0"
                      : a.dim() == 2 && b.dim() == 2 ? "MmBackward0"

@@ -75,8 +75,9 @@ std::pair<int64_t, int64_t> exact_int_range(DType t) {
     case DType::BFloat16: return {-(int64_t{1} << 8), int64_t{1} << 8};
     case DType::Float32: return {-(int64_t{1} << 24), int64_t{1} << 24};
     case DType::Float64: return {-(int64_t{1} << 53), int64_t{1} << 53};
+    case DType::Complex64: case DType::Complex128: break;
   }
-  return {0, 0};
+  throw_unsupported_dtype(t, "random_", "");
 }
 
 // [from, to) must be non-empty and inside the dtype's exact integers.

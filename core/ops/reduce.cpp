@@ -9,6 +9,7 @@
 #include <ember/core/cpu/reduce.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce_layout.h>
 #include <ember/core/ops/shape.h>
@@ -155,7 +156,7 @@ Tensor run_fold(ReduceOp op, const char* name, const Tensor& x, const ReducedSha
 
 // sum and prod of integers and bools accumulate in int64.
 DType accumulate_dtype(const Tensor& x, std::optional<DType> dtype) {
-  return dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
+  return dtype.value_or(is_floating(x.dtype()) || is_complex(x.dtype()) ? x.dtype() : DType::Int64);
 }
 
 Tensor extreme(bool is_max, const Tensor& x, const Dims& dims, bool keepdim, const char* name,
@@ -217,6 +218,10 @@ Tensor logical(ReduceOp op, const Tensor& x, const Dims& dims, bool keepdim) {
 
 Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
   if (autocast::Scope ac{dtype ? nullptr : "sum", x}; ac) return sum(ac[0], dims, keepdim, dtype);
+  if (is_complex(x.dtype())) {
+    const Tensor out = complex_ops::sum(x, dims, keepdim);
+    return dtype ? out.to(*dtype) : out;
+  }
   const DType dt = accumulate_dtype(x, dtype);
   const ReducedShape r = reduced_shape(x, dims, keepdim, "sum");
   Tensor out = run_fold(ReduceOp::Sum, "sum", x, r, dt);
@@ -227,6 +232,10 @@ Tensor sum(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType>
 }
 
 Tensor mean(const Tensor& x, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
+  if (is_complex(x.dtype())) {
+    const Tensor out = complex_ops::mean(x, dims, keepdim);
+    return dtype ? out.to(*dtype) : out;
+  }
   const DType dt = dtype.value_or(x.dtype());
   EMBER_CHECK(is_floating(dt), Error, "mean: could not infer output dtype. Input dtype must be a floating point "
               "dtype, got ", dtype_name(dt), "; convert with .float() first");
@@ -260,13 +269,24 @@ Tensor amax(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(tr
 Tensor amin(const Tensor& x, const Dims& dims, bool keepdim) { return extreme(false, x, dims, keepdim, "amin", "AminBackward0"); }
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(true, x, dim, keepdim); }
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(false, x, dim, keepdim); }
-Tensor all(const Tensor& x, const Dims& dims, bool keepdim) { return logical(ReduceOp::All, x, dims, keepdim); }
-Tensor any(const Tensor& x, const Dims& dims, bool keepdim) { return logical(ReduceOp::Any, x, dims, keepdim); }
+// A complex element counts as true when either part is non-zero.
+Tensor all(const Tensor& x, const Dims& dims, bool keepdim) {
+  return logical(ReduceOp::All, is_complex(x.dtype()) ? x.to(DType::Bool) : x, dims, keepdim);
+}
+Tensor any(const Tensor& x, const Dims& dims, bool keepdim) {
+  return logical(ReduceOp::Any, is_complex(x.dtype()) ? x.to(DType::Bool) : x, dims, keepdim);
+}
 
 Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   if (autocast::Scope ac{dtype ? nullptr : "cumsum", x}; ac) return cumsum(ac[0], dim, dtype);
   check_backend(x, "cumsum");
   const int64_t d = wrap_dim(dim, x.dim(), "cumsum");
+  if (is_complex(x.dtype()) && (!dtype || is_complex(*dtype))) {
+    // The running sums of the real and imaginary parts.
+    if (x.dim() == 0) return x.to(dtype.value_or(x.dtype()), /*copy=*/true);
+    const Tensor parts = cumsum(view_as_real(x.to(dtype.value_or(x.dtype()))), d);
+    return view_as_complex(parts.contiguous());
+  }
   const DType dt = accumulate_dtype(x, dtype);
   const DType compute = compute_dtype(dt);
   const ReducedShape r = reduced_shape(x, x.dim() == 0 ? Dims{} : Dims{d}, true, "cumsum");

@@ -84,7 +84,7 @@ std::tuple<Tensor, Tensor> extreme_scan(bool is_max, const Tensor& x, int64_t di
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   EMBER_CHECK(x.defined(), ValueError, "cumprod: got an undefined tensor");
   const int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), "cumprod");
-  const DType dt = dtype.value_or(is_floating(x.dtype()) ? x.dtype() : DType::Int64);
+  const DType dt = dtype.value_or(is_floating(x.dtype()) || is_complex(x.dtype()) ? x.dtype() : DType::Int64);
   const DType compute = is_half(dt) ? DType::Float32 : dt;
   auto [out, unused] = run_scan(ScanOp::Prod, x, d, compute, "cumprod");
   if (compute != dt) out = out.to(dt);

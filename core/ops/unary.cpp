@@ -13,6 +13,7 @@
 #include <ember/core/cpu/unary.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/cuda_api.h>
@@ -121,6 +122,7 @@ void record(const Spec& s, const Tensor& x, const Tensor& out) {
 Tensor run(const Spec& s, const Tensor& x) {
   if (autocast::Scope ac{s.name, x}; ac) return run(s, ac[0]);
   check_input(s.name, x);
+  if (is_complex(x.dtype())) throw_unsupported_dtype(x.dtype(), s.name, "");
   const DType dt = result_dtype(s, x.dtype());
   Tensor out = compute(x, dt, [&](Tensor& o, const Tensor& in) { kernel::unary(s.op, o, in); }, /*gpu_half=*/true);
   record(s, x, out);
@@ -237,6 +239,7 @@ DType pow_scalar_dtype(const Tensor& x, const Scalar& e) {
 Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node) {
   if (autocast::Scope ac{"pow", base, exponent}; ac) return pow_tensors(ac[0], ac[1], node);
   EMBER_CHECK(base.defined() && exponent.defined(), ValueError, "pow: got an undefined tensor");
+  if (complex_ops::any_complex({base, exponent})) return complex_ops::pow(base, exponent);
   const Device dev = common_device("pow", {base, exponent});
   const DType dt = result_type(base, exponent);
   EMBER_CHECK(dt != DType::Bool, Error, "pow: not implemented for bool tensors");
@@ -268,29 +271,30 @@ std::pair<double, double> finite_range(DType t) {
 }  // namespace
 
 // ---- out of place
-Tensor neg(const Tensor& x) { return run(kNeg, x); }
-Tensor abs(const Tensor& x) { return run(kAbs, x); }
+Tensor neg(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::neg(x) : run(kNeg, x); }
+Tensor abs(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::abs(x) : run(kAbs, x); }
 Tensor sign(const Tensor& x) { return run(kSign, x); }
 Tensor floor(const Tensor& x) { return run(kFloor, x); }
 Tensor ceil(const Tensor& x) { return run(kCeil, x); }
 Tensor round(const Tensor& x) { return run(kRound, x); }
-Tensor exp(const Tensor& x) { return run(kExp, x); }
-Tensor log(const Tensor& x) { return run(kLog, x); }
+Tensor exp(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::exp(x) : run(kExp, x); }
+Tensor log(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::log(x) : run(kLog, x); }
 Tensor log1p(const Tensor& x) { return run(kLog1p, x); }
 Tensor expm1(const Tensor& x) { return run(kExpm1, x); }
-Tensor sqrt(const Tensor& x) { return run(kSqrt, x); }
+Tensor sqrt(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::sqrt(x) : run(kSqrt, x); }
 Tensor rsqrt(const Tensor& x) { return run(kRsqrt, x); }
 Tensor sin(const Tensor& x) { return run(kSin, x); }
 Tensor cos(const Tensor& x) { return run(kCos, x); }
 Tensor tanh(const Tensor& x) { return run(kTanh, x); }
 Tensor sigmoid(const Tensor& x) { return run(kSigmoid, x); }
-Tensor reciprocal(const Tensor& x) { return run(kReciprocal, x); }
+Tensor reciprocal(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::reciprocal(x) : run(kReciprocal, x); }
 Tensor erf(const Tensor& x) { return run(kErf, x); }
 Tensor relu(const Tensor& x) { return run(kRelu, x); }
 Tensor silu(const Tensor& x) { return run(kSilu, x); }
 
 Tensor square(const Tensor& x) {
   check_input("square", x);
+  if (is_complex(x.dtype())) return complex_ops::square(x);
   // PyTorch squares bools as pow(x, 2): an int64 result.
   return run(kSquare, x.dtype() == DType::Bool ? x.to(DType::Int64) : x);
 }
@@ -370,6 +374,7 @@ Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
 Tensor pow(const Tensor& base, const Scalar& exponent) {
   if (autocast::Scope ac{"pow", base}; ac) return pow(ac[0], exponent);
   check_input("pow", base);
+  if (is_complex(base.dtype())) return complex_ops::pow(base, exponent.to_double());
   const DType dt = pow_scalar_dtype(base, exponent);
   Tensor out = compute(base, dt, [&](Tensor& o, const Tensor& in) { kernel::pow_scalar(o, in, exponent); });
   if (autograd::any_requires_grad({base})) {

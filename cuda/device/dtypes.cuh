@@ -29,8 +29,9 @@ void dispatch_device(DType t, F&& f) {
     case DType::BFloat16: return f(TypeTag<__nv_bfloat16>{});
     case DType::Float32: return f(TypeTag<float>{});
     case DType::Float64: return f(TypeTag<double>{});
+    default: break;
   }
-  throw Error("cuda: unknown dtype");
+  throw_unsupported_dtype(t, "cuda", "");
 }
 
 // Calls f(T{}) with T the device type of a floating dtype; other dtypes raise

@@ -129,7 +129,7 @@ __global__ void tril_triu_kernel(U* out, const U* x, TriGeometry g, int64_t n, i
       batch /= g.batch_shape[d];
     }
     const bool keep = lower ? j - r <= diagonal : j - r >= diagonal;
-    out[i] = keep ? x[off] : U(0);  // all-zero bits are 0 in every dtype
+    out[i] = keep ? x[off] : U{};  // all-zero bits are 0 in every dtype
   }
 }
 

@@ -50,6 +50,8 @@ from ember import distributed  # noqa: E402,F401  (ember.distributed.is_initiali
 from ember import testing  # noqa: E402,F401
 from ember import special  # noqa: E402,F401
 from ember import random  # noqa: E402,F401
+from ember import fft  # noqa: E402,F401
+from ember._stft import istft, stft  # noqa: E402,F401
 from ember._dtype_info import finfo, iinfo  # noqa: E402,F401
 from ember._broadcast import broadcast_shapes  # noqa: E402,F401
 from ember._determinism import *  # noqa: E402,F401,F403  (use_deterministic_algorithms, ...)

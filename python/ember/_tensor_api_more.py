@@ -1,7 +1,7 @@
 """More Tensor methods scripts reach for, written with ember ops: bit shifts
 (<<, >>, bitwise_left_shift/right_shift), the random fills cauchy_,
-log_normal_ and geometric_, sum_to_size, dim_order, nonzero_static, angle,
-isreal/real/imag, containment and reversed(), apply_/map_/map2_ (CPU, one
+log_normal_ and geometric_, sum_to_size, dim_order, nonzero_static, isreal,
+containment and reversed(), apply_/map_/map2_ (CPU, one
 Python call per element), and the older linalg functions torch still has
 (svd, lu, lu_solve, triangular_solve, matrix_exp) on top of ember.linalg."""
 import math
@@ -155,27 +155,13 @@ def nonzero_static(input, *, size, fill_value=-1):
     return ember.cat([found, pad])
 
 
-# ---- real numbers seen as complex ones
-
-def angle(input):
-    """The argument of each element as a complex number: pi for negatives, 0 otherwise, NaN kept."""
-    x = input.detach()
-    x = x if x.is_floating_point() else x.to(ember.get_default_dtype())
-    turned = ember.where(x < 0, ember.full_like(x, math.pi), ember.zeros_like(x))
-    return ember.where(ember.isnan(x), x, turned)
-
+# ---- complex predicates
 
 def isreal(input):
-    """True everywhere: ember has no complex dtypes."""
+    """True where an element has no imaginary part (everywhere for real dtypes)."""
+    if input.is_complex():
+        return input.imag == 0
     return ember.ones(input.shape, dtype=ember.bool, device=input.device)
-
-
-def _real(self):
-    return self
-
-
-def _imag(self):
-    raise TypeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def _contains(self, element):
@@ -272,12 +258,12 @@ def _prelu(self, weight):
 
 
 FUNCTIONS = dict(bitwise_left_shift=bitwise_left_shift, bitwise_right_shift=bitwise_right_shift,
-                 nonzero_static=nonzero_static, angle=angle, isreal=isreal, real=_real, resize_as_=_resize_as_,
+                 nonzero_static=nonzero_static, isreal=isreal, resize_as_=_resize_as_,
                  svd=svd, lu=lu, lu_solve=lu_solve, triangular_solve=triangular_solve, matrix_exp=matrix_exp)
 
 
 def install():
-    methods = {name: FUNCTIONS[name] for name in ("bitwise_left_shift", "bitwise_right_shift", "angle", "isreal",
+    methods = {name: FUNCTIONS[name] for name in ("bitwise_left_shift", "bitwise_right_shift", "isreal",
                                                   "svd", "lu_solve", "triangular_solve", "matrix_exp")}
     left_shift_ = inplace("bitwise_left_shift_", bitwise_left_shift)
     right_shift_ = inplace("bitwise_right_shift_", bitwise_right_shift)
@@ -290,8 +276,6 @@ def install():
         __ilshift__=left_shift_, __irshift__=right_shift_,
         cauchy_=_cauchy_, log_normal_=_log_normal_, geometric_=_geometric_, sum_to_size=_sum_to_size,
         resize_=_resize_, resize_as_=_resize_as_, dim_order=_dim_order,
-        real=property(_real, doc="The tensor itself (ember's tensors are real)."),
-        imag=property(_imag, doc="Refused, as torch does for real tensors."),
         __contains__=_contains, __reversed__=_reversed, apply_=_apply_, map_=_map_, map2_=_map2_,
         const_data_ptr=lambda self: self.data_ptr(), hardshrink=_hardshrink, prelu=_prelu,
         ger=Tensor.outer,  # torch's deprecated name

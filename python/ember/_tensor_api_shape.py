@@ -2,12 +2,11 @@
 with ember ops: broadcast_to, argwhere, ravel, swapdims, take, put(_),
 diagflat, diagonal_scatter, index_reduce(_), combinations, chain_matmul,
 split_with_sizes and the unsafe_* aliases, narrow_copy, empty_strided and
-new_empty_strided, the conjugation no-ops of real tensors (conj, resolve_conj,
-resolve_neg, conj_physical, adjoint, mH, H) and is_signed, is_complex,
-is_conj, is_neg, is_nonzero, is_same_size.
+new_empty_strided, resolve_conj / resolve_neg, the conjugate transposes
+(adjoint, mH, H) and is_signed, is_conj, is_neg, is_nonzero, is_same_size.
 
-ember has no complex dtypes, so conjugation is the identity: conj() and the
-resolve_* functions return self, as torch does for real tensors."""
+ember's conj() makes a conjugated copy (there are no lazy conjugate bits), so
+resolve_conj and resolve_neg return self and is_conj / is_neg are False."""
 import itertools
 
 import ember
@@ -265,26 +264,22 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
                          requires_grad=requires_grad)
 
 
-# ---- real tensors: conjugation is the identity
+# ---- conjugation: ember has no lazy conjugate or negative bits, so resolving
+# them changes nothing
 
 def _identity(input):
     return input
-
-
-def conj_physical(input):
-    """A copy (conjugating real numbers changes nothing)."""
-    return input.clone()
 
 
 def _matrix_transpose(what, input):
     if input.dim() < 2:
         raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. "
                            f"Got {input.dim()}-D tensor.")
-    return input.transpose(-2, -1)
+    return input.transpose(-2, -1).conj()
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (a view; the transpose for real tensors)."""
+    """The conjugate transpose of the last two dims (a view of real tensors; a copy of complex ones)."""
     return _matrix_transpose("adjoint()", input)
 
 
@@ -292,7 +287,7 @@ def _H(self):
     if self.dim() != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
                            + (" For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""))
-    return self.t()
+    return self.t().conj()
 
 
 # ---- predicates
@@ -322,15 +317,15 @@ FUNCTIONS = dict(broadcast_to=broadcast_to, argwhere=argwhere, ravel=ravel, swap
                  diagflat=diagflat, diagonal_scatter=diagonal_scatter, index_reduce=index_reduce,
                  combinations=combinations, chain_matmul=chain_matmul, split_with_sizes=split_with_sizes,
                  unsafe_split=unsafe_split, unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=split_with_sizes,
-                 narrow_copy=narrow_copy, empty_strided=empty_strided, conj=_identity, resolve_conj=_identity,
-                 resolve_neg=_identity, conj_physical=conj_physical, adjoint=adjoint, is_signed=is_signed,
-                 is_complex=_false, is_conj=_false, is_neg=_false, is_nonzero=is_nonzero, is_same_size=is_same_size)
+                 narrow_copy=narrow_copy, empty_strided=empty_strided, resolve_conj=_identity,
+                 resolve_neg=_identity, adjoint=adjoint, is_signed=is_signed,
+                 is_conj=_false, is_neg=_false, is_nonzero=is_nonzero, is_same_size=is_same_size)
 
 # Tensor methods: the functions above except the ones torch has only at top level.
 _TOP_LEVEL_ONLY = ("combinations", "chain_matmul", "empty_strided")
 add_methods({name: fn for name, fn in FUNCTIONS.items() if name not in _TOP_LEVEL_ONLY})
 add_methods(dict(put_=_put_, index_reduce_=_index_reduce_, new_empty_strided=_new_empty_strided,
-                 conj_physical_=_identity,
+                 conj_physical_=lambda self: self.copy_(self.conj()) if self.is_complex() else self,
                  mH=property(lambda self: _matrix_transpose("mH", self),
                              doc="The conjugate transpose of the last two dims."),
                  H=property(_H, doc="The conjugate transpose of a matrix.")))

@@ -16,6 +16,7 @@ bool is_operand(py::handle o) {
       py::isinstance<py::float_>(o)) {
     return true;
   }
+  if (PyComplex_Check(o.ptr())) return true;
   return !py::isinstance<py::array>(o) && !py::isinstance<py::sequence>(o) && !py::isinstance<py::str>(o) &&
          PyNumber_Check(o.ptr()) && py::hasattr(o, "__float__");
 }

@@ -59,6 +59,9 @@ int64_t to_int64(py::handle obj, const char* op) {
 }  // namespace
 
 Scalar to_scalar(py::handle obj, const char* op) {
+  EMBER_CHECK(!PyComplex_Check(obj.ptr()), TypeError, op,
+              ": a complex number is not accepted here; pass a complex tensor (ember.tensor(", 
+              std::string(py::repr(obj)), ")) instead");
   if (py::isinstance<py::bool_>(obj)) return Scalar(obj.cast<bool>());
   if (py::isinstance<py::int_>(obj)) return Scalar(to_int64(obj, op));
   if (py::isinstance<py::float_>(obj)) return Scalar(obj.cast<double>());
@@ -69,8 +72,31 @@ Scalar to_scalar(py::handle obj, const char* op) {
   throw TypeError(str(op, ": expected a number, got ", type_name(obj)));
 }
 
+namespace {
+// Python complex numbers, and numpy's complex scalars.
+bool is_complex_number(py::handle obj) {
+  if (PyComplex_Check(obj.ptr())) return true;
+  if (!py::hasattr(obj, "dtype") || py::isinstance<py::array>(obj) || py::isinstance<Tensor>(obj)) return false;
+  py::object kind = obj.attr("dtype").attr("kind");
+  return py::isinstance<py::str>(kind) && kind.cast<std::string>() == "c";
+}
+
+// A complex number as a 0-d complex128 tensor that promotes like a scalar.
+Tensor complex_number_tensor(py::handle obj) {
+  const Py_complex c = PyComplex_AsCComplex(obj.ptr());
+  if (PyErr_Occurred()) throw py::error_already_set();
+  Tensor t = empty({}, DType::Complex128);
+  double* parts = static_cast<double*>(t.data_ptr());
+  parts[0] = c.real;
+  parts[1] = c.imag;
+  t.impl()->wrapped_number = true;
+  return t;
+}
+}  // namespace
+
 Tensor to_tensor_arg(py::handle obj, const char* op) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
+  if (is_complex_number(obj)) return complex_number_tensor(obj);
   if (py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj)) {
     return scalar_tensor(to_scalar(obj, op));
   }
@@ -147,15 +173,16 @@ void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
 
 void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind) {
   // Fast paths for plain Python numbers (large lists are mostly these).
-  if (PyFloat_CheckExact(obj.ptr())) { kind = 2; return; }
+  if (PyFloat_CheckExact(obj.ptr())) { kind = std::max(kind, 2); return; }
   if (PyLong_CheckExact(obj.ptr())) { kind = std::max(kind, 1); return; }
+  if (is_complex_number(obj)) { kind = 3; return; }
   // Tensors before integers: they define __index__ and would pass for one.
   if (py::isinstance<Tensor>(obj)) {
     Tensor t = obj.cast<Tensor>();
     EMBER_CHECK(t.numel() == 1 && t.dim() == 0, ValueError,
                 "tensor: only one-element 0-d tensors can be mixed into nested lists (got shape ",
                 shape_str(t.shape()), ")");
-    kind = std::max(kind, t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
+    kind = std::max(kind, is_complex(t.dtype()) ? 3 : t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
     return;
   }
   if (py::isinstance<py::bool_>(obj) || (py::hasattr(obj, "dtype") && py::str(obj.attr("dtype")).cast<std::string>() == "bool" &&
@@ -165,7 +192,7 @@ void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind) {
   }
   if (PyIndex_Check(obj.ptr()) && !py::isinstance<py::float_>(obj)) { kind = std::max(kind, 1); return; }
   if (py::isinstance<py::float_>(obj) || (PyNumber_Check(obj.ptr()) && !py::isinstance<py::sequence>(obj))) {
-    kind = 2;
+    kind = std::max(kind, 2);
     return;
   }
   throw TypeError(str("tensor: could not infer dtype of ", type_name(obj)));
@@ -177,6 +204,25 @@ void fill_from(py::handle obj, double*& out) {
     return;
   }
   *out++ = py::isinstance<Tensor>(obj) ? obj.cast<Tensor>().item().to_double() : py::reinterpret_borrow<py::object>(obj).attr("__float__")().cast<double>();
+}
+
+// (real, imaginary) pairs of doubles.
+void fill_from_complex(py::handle obj, double*& out) {
+  if (is_nested(obj)) {
+    for (auto item : obj) fill_from_complex(item, out);
+    return;
+  }
+  if (py::isinstance<Tensor>(obj)) {
+    const Tensor t = obj.cast<Tensor>().to(kCPU, DType::Complex128, false, false).contiguous();
+    const double* parts = static_cast<const double*>(t.data_ptr());
+    *out++ = parts[0];
+    *out++ = parts[1];
+    return;
+  }
+  const Py_complex c = PyComplex_AsCComplex(obj.ptr());
+  if (PyErr_Occurred()) throw py::error_already_set();
+  *out++ = c.real;
+  *out++ = c.imag;
 }
 
 void fill_from_int(py::handle obj, int64_t*& out) {
@@ -214,7 +260,7 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     py::array arr = py::array::ensure(data);
     std::string name = py::str(arr.dtype().attr("name"));
     if (name == "float16" || name == "float32" || name == "float64" || name == "int64" || name == "int32" ||
-        name == "int8" || name == "uint8" || name == "bool") {
+        name == "int8" || name == "uint8" || name == "bool" || name == "complex64" || name == "complex128") {
       py::array c = py::array::ensure(arr, py::array::c_style);
       Shape shape(c.shape(), c.shape() + c.ndim());
       DType dt = to_dtype(c.dtype());
@@ -228,9 +274,17 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
   Shape shape;
   int kind = -1;
   infer(data, 0, shape, kind);
-  const DType natural = kind == 2 ? default_float_dtype() : kind == 1 ? DType::Int64 : kind == 0 ? DType::Bool : default_float_dtype();
+  const DType natural = kind == 3   ? complex_dtype_for(default_float_dtype())
+                       : kind == 2 ? default_float_dtype()
+                       : kind == 1 ? DType::Int64
+                       : kind == 0 ? DType::Bool
+                                   : default_float_dtype();
   Tensor t;
-  if (kind == 2 || kind == -1 || (dtype && is_floating(*dtype))) {
+  if (kind == 3) {
+    t = empty(shape, DType::Complex128);
+    double* p = static_cast<double*>(t.data_ptr());
+    fill_from_complex(data, p);
+  } else if (kind == 2 || kind == -1 || (dtype && (is_floating(*dtype) || is_complex(*dtype)))) {
     t = empty(shape, DType::Float64);
     double* p = t.data<double>();
     fill_from(data, p);
@@ -246,6 +300,13 @@ void init_dtype(py::module_& m) {
   py::class_<PyDType>(m, "dtype")
       .def_property_readonly("itemsize", [](const PyDType& d) { return itemsize(d.value); })
       .def_property_readonly("is_floating_point", [](const PyDType& d) { return is_floating(d.value); })
+      .def_property_readonly("is_complex", [](const PyDType& d) { return is_complex(d.value); })
+      .def("to_real", [](const PyDType& d) { return dtype_object(complex_part_dtype(d.value)); })
+      .def("to_complex", [](const PyDType& d) {
+        EMBER_CHECK(is_floating(d.value) || is_complex(d.value), Error, "to_complex: expected a floating or complex "
+                    "dtype, got ", dtype_name(d.value));
+        return dtype_object(complex_dtype_for(d.value));
+      })
       .def_property_readonly("is_signed", [](const PyDType& d) {
         return d.value != DType::Bool && d.value != DType::UInt8;
       })
@@ -266,6 +327,8 @@ void init_dtype(py::module_& m) {
   m.attr("half") = g_dtypes[static_cast<int>(DType::Float16)];
   m.attr("long") = g_dtypes[static_cast<int>(DType::Int64)];
   m.attr("int") = g_dtypes[static_cast<int>(DType::Int32)];
+  m.attr("cfloat") = g_dtypes[static_cast<int>(DType::Complex64)];
+  m.attr("cdouble") = g_dtypes[static_cast<int>(DType::Complex128)];
   m.def("promote_types", [](py::handle a, py::handle b) { return dtype_object(promote_types(to_dtype(a), to_dtype(b))); });
   // A Python number promotes as a wrapped scalar (the lowest tier), as in torch.
   m.def("result_type", [](py::handle a, py::handle b) {
@@ -273,9 +336,9 @@ void init_dtype(py::module_& m) {
                 "result_type: expected at least one Tensor, got ", type_name(a), " and ", type_name(b));
     return dtype_object(result_type(to_tensor_arg(a, "result_type"), to_tensor_arg(b, "result_type")));
   }, py::arg("tensor1"), py::arg("tensor2"));
-  // Casting is allowed within a category and upward (bool < integer < floating).
+  // Casting is allowed within a category and upward (bool < integer < floating < complex).
   m.def("can_cast", [](py::handle from, py::handle to) {
-    auto category = [](DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; };
+    auto category = [](DType t) { return t == DType::Bool ? 0 : is_complex(t) ? 3 : is_floating(t) ? 2 : 1; };
     return category(to_dtype(from)) <= category(to_dtype(to));
   }, py::arg("from_"), py::arg("to"));
   m.def("get_default_dtype", [] { return dtype_object(default_float_dtype()); });

@@ -72,6 +72,7 @@ Tensor to_value(py::handle value, const Tensor& like) {
   if (py::isinstance<py::array>(value) || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
     return tensor_from_data(value, like.dtype(), like.device());
   }
+  if (PyComplex_Check(value.ptr())) return to_tensor_arg(value, "setitem").to(like.device());
   return scalar_tensor(to_scalar(value, "setitem"), like.device());
 }
 

@@ -5,6 +5,8 @@ namespace ember::python {
 
 void init_determinism(py::module_& m);  // python/src/determinism.cpp
 void init_strided(py::module_& m);       // python/src/strided.cpp
+void init_complex(py::module_& m);       // python/src/complex.cpp
+void init_fft(py::module_& m);           // python/src/fft.cpp
 
 namespace {
 PyObject* out_of_memory_error = nullptr;  // ember.OutOfMemoryError, a RuntimeError
@@ -61,6 +63,8 @@ PYBIND11_MODULE(_C, m) {
   init_autocast(m);
   init_determinism(m);
   init_strided(m);
+  init_complex(m);
+  init_fft(m);
   init_cuda(m);
   init_distributed_store(m);
   init_distributed_pg(m);

@@ -9,7 +9,18 @@ namespace ember::python {
 namespace {
 TensorClass* g_tensor_class = nullptr;
 
+// A complex element as a Python complex.
+py::object complex_at(const Tensor& t, const char* base, int64_t offset) {
+  if (t.dtype() == DType::Complex64) {
+    const float* p = reinterpret_cast<const float*>(base) + 2 * offset;
+    return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(p[0], p[1]));
+  }
+  const double* p = reinterpret_cast<const double*>(base) + 2 * offset;
+  return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(p[0], p[1]));
+}
+
 py::object to_list(const Tensor& t, int64_t dim, const char* base, int64_t offset) {
+  if (dim == t.dim() && is_complex(t.dtype())) return complex_at(t, base, offset);
   if (dim == t.dim()) {
     return dispatch(t.dtype(), "tolist", [&](auto tag) -> py::object {
       using T = typename decltype(tag)::type;
@@ -38,7 +49,7 @@ Tensor from_numpy(py::array arr) {
     dt = to_dtype(arr.dtype());
   } catch (const TypeError&) {
     throw TypeError(str("from_numpy: can't convert np.ndarray of type numpy.", name, ". The only supported types "
-                        "are: float64, float32, float16, int64, int32, int8, uint8, and bool."));
+                        "are: complex128, complex64, float64, float32, float16, int64, int32, int8, uint8, and bool."));
   }
   EMBER_CHECK(arr.dtype().attr("byteorder").cast<std::string>() != ">", TypeError,
               "from_numpy: big-endian arrays are not supported");
@@ -117,6 +128,12 @@ void init_tensor(py::module_& m) {
       .def("is_floating_point", &Tensor::is_floating_point)
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("item", [](const Tensor& t) -> py::object {
+        if (is_complex(t.dtype())) {
+          EMBER_CHECK(t.numel() == 1, Error, "item: a Tensor with ", t.numel(),
+                      " elements cannot be converted to Scalar (shape ", shape_str(t.shape()), ")");
+          const Tensor c = t.device().is_cpu() ? t : t.cpu();
+          return complex_at(c, static_cast<const char*>(c.storage().data()), c.storage_offset());
+        }
         const Scalar s = t.item();
         if (s.is_bool()) return py::bool_(s.to_bool());
         if (s.is_integral()) return py::int_(s.to_int());
@@ -142,6 +159,10 @@ void init_tensor(py::module_& m) {
         return t.item().to_bool();
       })
       .def("__float__", [](const Tensor& t) { return t.item().to_double(); })
+      .def("__complex__", [](const Tensor& t) {
+        if (!is_complex(t.dtype())) return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(t.item().to_double(), 0.0));
+        return py::module_::import("builtins").attr("complex")(py::cast(t).attr("item")());
+      })
       .def("__int__", [](const Tensor& t) { return t.item().to_int(); })
       .def("__index__", [](const Tensor& t) {
         EMBER_CHECK(t.numel() == 1 && !t.is_floating_point(), TypeError,
