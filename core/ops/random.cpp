@@ -12,6 +12,7 @@
 #include <ember/core/cpu/random.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -194,8 +195,24 @@ Tensor& Tensor::bernoulli_(double p) { return ember::bernoulli_(*this, p); }
 
 // ---- sampling functions
 
+namespace {
+// A complex tensor whose parts are drawn by `draw` (as PyTorch: randn's parts
+// have variance 1/2 each, so that E|z|^2 = 1).
+template <class Draw>
+Tensor complex_random(const Shape& shape, DType dtype, Device device, Draw&& draw) {
+  Shape parts_shape = shape;
+  parts_shape.push_back(2);
+  Tensor parts = empty(parts_shape, complex_part_dtype(dtype), device);
+  draw(parts);
+  return view_as_complex(parts);
+}
+}  // namespace
+
 Tensor rand(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
   check_size_nonnegative(shape, "rand");
+  if (is_complex(dtype)) {
+    return complex_random(shape, dtype, device, [&](Tensor& p) { uniform_(p, 0.0, 1.0, std::move(gen)); });
+  }
   check_floating(dtype, "rand");
   Tensor t = empty(shape, dtype, device);
   return uniform_(t, 0.0, 1.0, std::move(gen));
@@ -203,6 +220,9 @@ Tensor rand(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
 
 Tensor randn(const Shape& shape, DType dtype, Device device, OptGenerator gen) {
   check_size_nonnegative(shape, "randn");
+  if (is_complex(dtype)) {
+    return complex_random(shape, dtype, device, [&](Tensor& p) { normal_(p, 0.0, std::sqrt(0.5), std::move(gen)); });
+  }
   check_floating(dtype, "randn");
   Tensor t = empty(shape, dtype, device);
   return normal_(t, 0.0, 1.0, std::move(gen));

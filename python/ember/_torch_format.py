@@ -35,10 +35,12 @@ _STORAGES = {
     "CharStorage": (ember.int8, np.dtype("i1")),
     "ByteStorage": (ember.uint8, np.dtype("u1")),
     "BoolStorage": (ember.bool, np.dtype("?")),
+    "ComplexFloatStorage": (ember.complex64, np.dtype("<c8")),
+    "ComplexDoubleStorage": (ember.complex128, np.dtype("<c16")),
 }
 _STORAGE_OF = {str(e): name for name, (e, _) in _STORAGES.items() if e is not None}
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
-                "float", "double", "half", "long", "int", "short"}
+                "complex64", "complex128", "cfloat", "cdouble", "float", "double", "half", "long", "int", "short"}
 _LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
 
 

@@ -57,7 +57,8 @@ def _tensor_bytes(t):
     """(dtype name, shape, bytes) of a tensor, always C-order little-endian."""
     name = _NAME_OF.get(str(t.dtype))
     if name is None:
-        raise TypeError(f"ember.save: tensors of dtype {t.dtype} cannot be saved")
+        hint = " in safetensors; save with format=\"torch\"" if t.is_complex() else ""
+        raise TypeError(f"ember.save: tensors of dtype {t.dtype} cannot be saved{hint}")
     t = t.detach()
     if str(t.device) != "cpu":
         t = t.cpu()

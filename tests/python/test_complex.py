@@ -401,3 +401,29 @@ def test_silent_real_paths_refuse_complex():
     for op in (lambda: z.prod(), lambda: z.cumprod(0), lambda: ember.sin(z), lambda: ember.sigmoid(z)):
         with pytest.raises(NotImplementedError, match="complex"):
             op()
+
+
+def test_random_complex():
+    ember.manual_seed(0)
+    z = ember.randn(20000, dtype=ember.complex64)
+    assert z.dtype == ember.complex64
+    parts = ember.view_as_real(z)
+    assert abs(parts.var(0) - 0.5).max().item() < 0.03  # each part has variance 1/2, as torch
+    u = ember.rand(100, dtype=ember.complex128)
+    assert u.dtype == ember.complex128 and 0 <= u.real.min().item() and u.imag.max().item() < 1
+
+
+def test_save_and_load(tmp_path):
+    z = ember.from_numpy(crandn(3, 2))
+    path = tmp_path / "z.pt"
+    ember.save({"z": z, "w": z.to(ember.complex64)}, path, format="torch")
+    back = ember.load(path)
+    np.testing.assert_array_equal(back["z"].numpy(), z.numpy())
+    assert back["w"].dtype == ember.complex64
+    if torch is not None:
+        t = torch.load(path)
+        np.testing.assert_array_equal(t["z"].numpy(), z.numpy())
+        torch.save({"q": torch.tensor([1 + 2j])}, tmp_path / "q.pt")
+        assert ember.load(tmp_path / "q.pt")["q"].tolist() == [1 + 2j]
+    with pytest.raises(TypeError, match="format=\"torch\""):
+        ember.save({"z": z}, tmp_path / "z.safetensors")
