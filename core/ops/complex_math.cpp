@@ -156,6 +156,53 @@ Tensor reciprocal(const Tensor& z) {
 
 Tensor square(const Tensor& z) { return complex_ops::mul(z, z); }
 
+// The circular and hyperbolic functions from their real-part formulas, e.g.
+// sin(x + iy) = sin x cosh y + i cos x sinh y.
+Tensor sin(const Tensor& z) {
+  const Tensor x = ember::real(z), y = ember::imag(z);
+  return join(ember::mul(ember::sin(x), ember::cosh(y)), ember::mul(ember::cos(x), ember::sinh(y)));
+}
+
+Tensor cos(const Tensor& z) {
+  const Tensor x = ember::real(z), y = ember::imag(z);
+  return join(ember::mul(ember::cos(x), ember::cosh(y)), ember::neg(ember::mul(ember::sin(x), ember::sinh(y))));
+}
+
+Tensor sinh(const Tensor& z) {
+  const Tensor x = ember::real(z), y = ember::imag(z);
+  return join(ember::mul(ember::sinh(x), ember::cos(y)), ember::mul(ember::cosh(x), ember::sin(y)));
+}
+
+Tensor cosh(const Tensor& z) {
+  const Tensor x = ember::real(z), y = ember::imag(z);
+  return join(ember::mul(ember::cosh(x), ember::cos(y)), ember::mul(ember::sinh(x), ember::sin(y)));
+}
+
+namespace {
+// (sin 2a + i sinh 2b) / (cos 2a + cosh 2b), the parts of tan(a + ib). b is
+// clamped to +-20 first: beyond that the value is +-i to double precision,
+// and sinh / cosh would overflow to inf / inf.
+Tensor tan_of_parts(const Tensor& a, const Tensor& b) {
+  const Tensor two = full({}, 2.0, a.dtype(), a.device());
+  const Tensor a2 = ember::mul(a, two), b2 = ember::mul(clamp(b, Scalar(-20.0), Scalar(20.0)), two);
+  const Tensor denom = ember::add(ember::cos(a2), ember::cosh(b2));
+  return join(ember::div(ember::sin(a2), denom), ember::div(ember::sinh(b2), denom));
+}
+}  // namespace
+
+Tensor tan(const Tensor& z) { return tan_of_parts(ember::real(z), ember::imag(z)); }
+
+// tanh(z) = -i tan(iz), with iz = -y + ix.
+Tensor tanh(const Tensor& z) {
+  const Tensor t = tan_of_parts(ember::neg(ember::imag(z)), ember::real(z));
+  return join(ember::imag(t), ember::neg(ember::real(t)));
+}
+
+Tensor sigmoid(const Tensor& z) {
+  const Tensor one = ones({}, z.dtype(), z.device());
+  return complex_ops::reciprocal(complex_ops::add(one, complex_ops::exp(complex_ops::neg(z)), 1.0));
+}
+
 Tensor pow(const Tensor& z, double exponent) {
   if (exponent == 1.0) return z.clone();
   if (exponent == 2.0) return complex_ops::mul(z, z);

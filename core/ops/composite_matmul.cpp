@@ -6,6 +6,7 @@
 #include <ember/autograd/node.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/composite_detail.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/matmul.h>
@@ -153,7 +154,7 @@ Tensor vdot(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "vdot: got an undefined tensor");
   EMBER_CHECK(a.dim() == 1 && b.dim() == 1, Error, "vdot: 1D tensors expected, but got ", a.dim(), "D and ", b.dim(),
               "D tensors");
-  return as_op("vdot", [&] { return dot(a, b); });
+  return as_op("vdot", [&] { return dot(conj(a), b); });  // conjugates the first argument, as numpy
 }
 
 Tensor tensordot(const Tensor& a, const Tensor& b, const Dims& dims_a, const Dims& dims_b) {

@@ -167,6 +167,8 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
 }
 
 Tensor product_with_grad(const char* op, const char* node, const Tensor& a, const Tensor& b) {
+  // Complex products are real products of the parts (differentiated through them).
+  if (complex_ops::any_complex({a, b})) return complex_ops::matmul(a, b);
   Tensor out = product(op, a, b);
   if (autograd::any_requires_grad({a, b})) {
     autograd::record(node, {a, b}, {out}, {a, b}, functions::matmul_backward());
@@ -179,7 +181,6 @@ Tensor product_with_grad(const char* op, const char* node, const Tensor& a, cons
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (autocast::Scope ac{"matmul", a, b}; ac) return matmul(ac[0], ac[1]);
   check_operands("matmul", {a, b});
-  if (complex_ops::any_complex({a, b})) return complex_ops::matmul(a, b);
   const char* node = a.dim() == 1 && b.dim() == 1   ? "DotBackward0"
                      : a.dim() == 2 && b.dim() == 1 ? "MvBackward0"
                      : a.dim() == 2 && b.dim() == 2 ? "MmBackward0"

@@ -283,10 +283,10 @@ Tensor log1p(const Tensor& x) { return run(kLog1p, x); }
 Tensor expm1(const Tensor& x) { return run(kExpm1, x); }
 Tensor sqrt(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::sqrt(x) : run(kSqrt, x); }
 Tensor rsqrt(const Tensor& x) { return run(kRsqrt, x); }
-Tensor sin(const Tensor& x) { return run(kSin, x); }
-Tensor cos(const Tensor& x) { return run(kCos, x); }
-Tensor tanh(const Tensor& x) { return run(kTanh, x); }
-Tensor sigmoid(const Tensor& x) { return run(kSigmoid, x); }
+Tensor sin(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::sin(x) : run(kSin, x); }
+Tensor cos(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::cos(x) : run(kCos, x); }
+Tensor tanh(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::tanh(x) : run(kTanh, x); }
+Tensor sigmoid(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::sigmoid(x) : run(kSigmoid, x); }
 Tensor reciprocal(const Tensor& x) { return is_complex(x.dtype()) ? complex_ops::reciprocal(x) : run(kReciprocal, x); }
 Tensor erf(const Tensor& x) { return run(kErf, x); }
 Tensor relu(const Tensor& x) { return run(kRelu, x); }

@@ -9,6 +9,7 @@
 #include <ember/core/cpu/unary_math.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
+#include <ember/core/ops/complex.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/type_promotion.h>
 #include <ember/cuda/unary_math.h>
@@ -29,6 +30,7 @@ Tensor unary_op(MathOp op, const char* name, const char* node, const Tensor& x_i
   EMBER_CHECK(x_in.defined(), ValueError, name, ": got an undefined tensor");
   if (autocast::Scope ac{name, x_in}; ac) return unary_op(op, name, node, ac[0]);
   const Tensor& x = x_in;
+  if (is_complex(x.dtype())) throw_unsupported_dtype(x.dtype(), name, "");
   const DType dtype = to_float_dtype(x.dtype());
   Tensor out;
   {
@@ -50,6 +52,7 @@ Tensor binary_op(MathOp2 op, const char* name, const char* node, const Tensor& a
   EMBER_CHECK(a.defined() && b.defined(), ValueError, name, ": got an undefined tensor");
   const Device device = common_device(name, {a, b});
   const DType dtype = to_float_dtype(result_type(a, b));
+  if (is_complex(dtype)) throw_unsupported_dtype(dtype, name, "");
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out;
   {
@@ -75,9 +78,15 @@ Tensor binary_op(MathOp2 op, const char* name, const char* node, const Tensor& a
 Tensor log2(const Tensor& x) { return unary_op(MathOp::Log2, "log2", "Log2Backward0", x); }
 Tensor log10(const Tensor& x) { return unary_op(MathOp::Log10, "log10", "Log10Backward0", x); }
 Tensor exp2(const Tensor& x) { return unary_op(MathOp::Exp2, "exp2", "Exp2Backward0", x); }
-Tensor sinh(const Tensor& x) { return unary_op(MathOp::Sinh, "sinh", "SinhBackward0", x); }
-Tensor cosh(const Tensor& x) { return unary_op(MathOp::Cosh, "cosh", "CoshBackward0", x); }
-Tensor tan(const Tensor& x) { return unary_op(MathOp::Tan, "tan", "TanBackward0", x); }
+Tensor sinh(const Tensor& x) {
+  return is_complex(x.dtype()) ? complex_ops::sinh(x) : unary_op(MathOp::Sinh, "sinh", "SinhBackward0", x);
+}
+Tensor cosh(const Tensor& x) {
+  return is_complex(x.dtype()) ? complex_ops::cosh(x) : unary_op(MathOp::Cosh, "cosh", "CoshBackward0", x);
+}
+Tensor tan(const Tensor& x) {
+  return is_complex(x.dtype()) ? complex_ops::tan(x) : unary_op(MathOp::Tan, "tan", "TanBackward0", x);
+}
 Tensor asin(const Tensor& x) { return unary_op(MathOp::Asin, "asin", "AsinBackward0", x); }
 Tensor acos(const Tensor& x) { return unary_op(MathOp::Acos, "acos", "AcosBackward0", x); }
 Tensor atan(const Tensor& x) { return unary_op(MathOp::Atan, "atan", "AtanBackward0", x); }
