@@ -126,6 +126,7 @@ Tensor polar(const Tensor& abs, const Tensor& angle) {
 
 Tensor conj(const Tensor& z) {
   if (!is_complex(z.dtype())) return z;
+  if (z.device().is_cpu()) return complex_ops::cpu_conj(z);
   return complex(real(z), ember::neg(imag(z)));
 }
 

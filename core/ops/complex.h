@@ -55,6 +55,13 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 // destination takes the real part).
 void copy(Tensor& dst, const Tensor& src, bool non_blocking);
 void fill(Tensor& z, double value);
+
+// The CPU's single-loop form of + - * / (a + alpha * b for Add), used when
+// cpu_arith_applies: both operands on the CPU, the result complex64/complex128.
+enum class CpuArith { Add, Mul, Div };
+bool cpu_arith_applies(const Tensor& a, const Tensor& b);
+Tensor cpu_arith(CpuArith op, const Tensor& a, const Tensor& b, double alpha);
+Tensor cpu_conj(const Tensor& z);
 }  // namespace complex_ops
 
 }  // namespace ember

@@ -1,6 +1,9 @@
 // Arithmetic on complex tensors, written with real ops on the parts (see
 // complex.h): each op splits its operands into (real, imaginary) float
 // tensors, computes the parts of the result and puts them back together.
+// On the CPU, + - * / of complex operands run as one loop over std::complex
+// elements instead (complex_cpu_arith.cpp): the parts' strided views cost
+// several passes where one suffices.
 #include <ember/core/ops/complex.h>
 
 #include <ember/autograd/grad_mode.h>
@@ -66,6 +69,7 @@ void check_float_parts(const char* op, DType part) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
+  if (cpu_arith_applies(a, b)) return cpu_arith(CpuArith::Add, a, b, alpha);
   const DType part = part_dtype_of(a, b);
   check_float_parts("add", part);
   const Parts x = parts_of(a, part), y = parts_of(b, part);
@@ -78,6 +82,7 @@ Tensor add(const Tensor& a, const Tensor& b, double alpha) {
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) { return add(a, b, -alpha); }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
+  if (cpu_arith_applies(a, b)) return cpu_arith(CpuArith::Mul, a, b, 1.0);
   const DType part = part_dtype_of(a, b);
   check_float_parts("mul", part);
   const Parts x = parts_of(a, part), y = parts_of(b, part);
@@ -88,6 +93,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
+  if (cpu_arith_applies(a, b)) return cpu_arith(CpuArith::Div, a, b, 1.0);
   const DType part = part_dtype_of(a, b);
   check_float_parts("div", part);
   const Parts x = parts_of(a, part), y = parts_of(b, part);

@@ -1,7 +1,8 @@
-// The primitive under ember.fft: complex-to-complex discrete Fourier
-// transforms along some dims, on the CPU engine (core/cpu/fft_kernel.h) or
-// cuFFT (cuda/fft.h). The rest of ember.fft (real input, Hermitian output,
-// padding, norm modes, 2-D/n-D forms, stft) is composed from it in Python.
+// The primitives under ember.fft: complex-to-complex, real-to-complex and
+// complex-to-real discrete Fourier transforms, on the CPU engine
+// (core/cpu/fft_kernel.h) or cuFFT (cuda/fft.h), with their gradients. The
+// rest of ember.fft (padding, norm modes, 2-D/n-D forms, Hermitian
+// transforms, stft) is composed from them in Python.
 #pragma once
 #include <ember/core/tensor.h>
 
@@ -11,5 +12,14 @@ namespace ember {
 // transform along each of `dims`, times `scale`. Differentiable: the
 // gradient is the opposite transform with the same scale.
 Tensor fft_c2c(const Tensor& z, const std::vector<int64_t>& dims, bool forward, double scale);
+
+// For real float32/float64 x: the first n/2 + 1 bins of the forward transform
+// along `dim` (n = x.size(dim)), times `scale`. Differentiable.
+Tensor fft_r2c(const Tensor& x, int64_t dim, double scale);
+
+// For complex z holding n/2 + 1 bins of a Hermitian spectrum along `dim`: the
+// n real points of its inverse transform, times `scale` (the imaginary parts
+// of bin 0 and, n even, bin n/2 are ignored). Differentiable.
+Tensor fft_c2r(const Tensor& z, int64_t dim, int64_t n, double scale);
 
 }  // namespace ember

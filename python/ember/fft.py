@@ -1,11 +1,11 @@
 """ember.fft: discrete Fourier transforms with torch.fft's functions and arguments.
 
-Every transform is built on one primitive, ``_C._fft_c2c`` (a complex-to-complex
-transform along some dims: the CPU engine in core/cpu/fft_kernel.cpp, cuFFT on
-the GPU), with autograd through it. Real inputs are promoted to complex and
-one-sided outputs are cut from the full spectrum; the inverse of a one-sided
-spectrum extends it to the full Hermitian one first. Half-precision inputs
-compute in float32 (ember has no complex32).
+Every transform is built on three primitives with their gradients (core/ops/fft.h:
+the CPU engine in core/cpu/fft_kernel.cpp, cuFFT on the GPU): ``_C._fft_c2c``
+(complex to complex along some dims), ``_C._fft_r2c`` (real input to its
+one-sided spectrum along one dim) and ``_C._fft_c2r`` (a one-sided Hermitian
+spectrum back to real points). Half-precision inputs compute in float32 (ember
+has no complex32).
 
 norm: "backward" (the default) leaves the forward transform unscaled and scales
 the inverse by 1/n; "ortho" scales both by 1/sqrt(n); "forward" scales the
@@ -147,8 +147,8 @@ def _rfftn(x, s, dim, norm, op):
         raise RuntimeError(f"{op} must transform at least one axis")
     for d, n in zip(dims, sizes):
         x = _resize(x, d, n)
-    full = _c2c(x.to(x.dtype.to_complex()), dims, True, _scale(norm, math.prod(sizes), True))
-    return full.narrow(dims[-1], 0, sizes[-1] // 2 + 1).contiguous()
+    half = _C._fft_r2c(x, dims[-1], _scale(norm, math.prod(sizes), True))
+    return _c2c(half, dims[:-1], True, 1.0) if len(dims) > 1 else half
 
 
 def rfft(input, n=None, dim=-1, norm=None):
@@ -165,14 +165,6 @@ def rfftn(input, s=None, dim=None, norm=None):
 
 
 # ---- one-sided input, real output
-
-def _hermitian_extend(z, dim, n):
-    """The full n-bin spectrum whose first n // 2 + 1 bins are z: bin k > n // 2 is conj(bin n - k)."""
-    tail = n - z.shape[dim]
-    if tail == 0:
-        return z
-    return ember.cat([z, z.narrow(dim, 1, tail).flip([dim]).conj()], dim)
-
 
 def _irfftn(x, s, dim, norm, op):
     z = _complex(x, op)
@@ -191,9 +183,7 @@ def _irfftn(x, s, dim, norm, op):
     z = _resize(z, last, sizes[-1] // 2 + 1)
     if len(dims) > 1:
         z = _c2c(z, dims[:-1], False, 1.0)  # what remains is Hermitian along the last dim alone
-    full = _hermitian_extend(z, last, sizes[-1])
-    out = _c2c(full, [last], False, _scale(norm, math.prod(sizes), False))
-    return out.real.contiguous()
+    return _C._fft_c2r(z, last, sizes[-1], _scale(norm, math.prod(sizes), False))
 
 
 def irfft(input, n=None, dim=-1, norm=None):
