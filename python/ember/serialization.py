@@ -57,8 +57,7 @@ def _tensor_bytes(t):
     """(dtype name, shape, bytes) of a tensor, always C-order little-endian."""
     name = _NAME_OF.get(str(t.dtype))
     if name is None:
-        hint = " in safetensors; save with format=\"torch\"" if t.is_complex() else ""
-        raise TypeError(f"ember.save: tensors of dtype {t.dtype} cannot be saved{hint}")
+        raise TypeError(f"ember.save: tensors of dtype {t.dtype} cannot be saved")
     t = t.detach()
     if str(t.device) != "cpu":
         t = t.cpu()
@@ -154,7 +153,7 @@ def save(obj, f, format="safetensors"):
 
     format="safetensors" (the default) writes a safetensors file; format="torch" writes PyTorch's zip
     format, which torch.load reads. An object holding an nn.Module (torch.save(model, f)) or anything else
-    safetensors cannot hold (argparse.Namespace, sets, numpy arrays, tuple keys) is always written in
+    safetensors cannot hold (argparse.Namespace, sets, numpy arrays, tuple keys, complex tensors) is always written in
     PyTorch's format: loading it needs weights_only=False, as in torch. A path is written atomically: a
     crash mid-write leaves the previous file at `f` intact.
     """
@@ -168,6 +167,8 @@ def save(obj, f, format="safetensors"):
     except TypeError:
         # What safetensors + JSON cannot describe (argparse.Namespace, sets, numpy arrays, tuple keys)
         # is pickled in PyTorch's format, as torch.save does; load(weights_only=False) reads it
+        return _write(f, [_torch_format.save_torch(obj, f)])
+    if any(t.is_complex() for t in tensors.values()):  # safetensors has no complex dtypes
         return _write(f, [_torch_format.save_torch(obj, f)])
     header = {}
     chunks = []
@@ -340,6 +341,10 @@ def save_file(tensors, filename, metadata=None):
         raise NotImplementedError("ember.serialization.save_file: metadata is not supported")
     if not isinstance(tensors, dict) or not all(isinstance(v, ember.Tensor) for v in tensors.values()):
         raise TypeError("save_file: expected a dict of str to tensors")
+    for name, t in tensors.items():
+        if t.is_complex():
+            raise TypeError(f"save_file: tensor {name!r} is {t.dtype}, which safetensors cannot hold; "
+                            "use ember.save(obj, f, format=\"torch\")")
     save(tensors, filename)
 
 

@@ -172,7 +172,16 @@ def _group_with_grads(optimizer, group, with_state=True, with_step=False):
         for s in states:
             if "step" not in s:
                 s["step"] = _new_step()
-    return params, grads, states
+    return [_real_view(p) for p in params], [_real_view(g) for g in grads], states
+
+
+def _real_view(t):
+    """A complex tensor as its float view with a trailing dim of 2: as torch's optimizers do, a complex
+    parameter is updated as a pair of reals (its state tensors have that shape too)."""
+    if not t.is_complex():
+        return t
+    with ember.no_grad():
+        return ember.view_as_real(t)
 
 
 def _new_step():
