@@ -7,6 +7,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/reduce.h>
 #include <ember/core/ops/reduce_layout.h>
+#include <ember/core/ops/unary.h>
 
 namespace ember {
 
@@ -57,6 +58,10 @@ Tensor std_dev(const Tensor& x, const Dims& dims, double correction, bool keepdi
 
 Tensor norm(const Tensor& x, double p, const Dims& dims, bool keepdim, std::optional<DType> dtype) {
   if (autocast::Scope ac{dtype ? nullptr : "norm", x}; ac) return norm(ac[0], p, dims, keepdim, dtype);
+  if (is_complex(x.dtype())) {  // the norm of the magnitudes (differentiable through abs)
+    const Tensor magnitudes = abs(dtype && is_complex(*dtype) ? x.to(*dtype) : x);
+    return norm(magnitudes, p, dims, keepdim, dtype && !is_complex(*dtype) ? dtype : std::nullopt);
+  }
   const DType dt = dtype.value_or(x.dtype());
   EMBER_CHECK(is_floating(dt), Error, "norm: input dtype should be floating point, got ", dtype_name(dt));
   EMBER_CHECK(!std::isnan(p), ValueError, "norm: p must not be NaN");

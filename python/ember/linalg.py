@@ -41,6 +41,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(x).__name__}")
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got '{ord}'")
+    if x.is_complex():  # the norm of the magnitudes, as torch
+        x = _cast(x, dtype).abs() if dtype is None or dtype.is_complex else x.abs().to(dtype)
+        return ember.norm(x, float(ord), dim, keepdim)
     _check_floating("linalg.vector_norm", x)
     return ember.norm(_cast(x, dtype), float(ord), dim, keepdim)
 

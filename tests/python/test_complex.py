@@ -447,3 +447,38 @@ def test_save_and_load(tmp_path):
     assert ember.load(tmp_path / "z.bin")["z"].tolist() == z.tolist()
     with pytest.raises(TypeError, match="format=\"torch\""):
         ember.serialization.save_file({"z": z}, str(tmp_path / "z.safetensors"))
+
+
+def test_norms_and_gradient_clipping():
+    a = crandn(3, 4)
+    z = ember.from_numpy(a)
+    close(ember.norm(z), np.linalg.norm(a), 1e-12)
+    close(ember.linalg.vector_norm(z, ord=1, dim=1), np.abs(a).sum(1), 1e-12)
+    p = ember.nn.Parameter(ember.from_numpy(a.copy()))
+    (p.abs() ** 2).sum().backward()  # grad = 2 p
+    total = ember.nn.utils.clip_grad_norm_([p], 1.0)
+    close(total, 2 * np.linalg.norm(a), 1e-12)
+    close(p.grad, 2 * a / (2 * np.linalg.norm(a) + 1e-6), 1e-9)
+
+
+def test_adam_on_a_complex_parameter_matches_torch():
+    a, g = crandn(4), crandn(4)
+    p = ember.nn.Parameter(ember.from_numpy(a.copy()))
+    opt = ember.optim.Adam([p], lr=0.1)
+    for _ in range(3):
+        p.grad = ember.from_numpy(g.copy())
+        opt.step()
+    # Adam on the (real, imaginary) pairs, written out
+    m = v = np.zeros(8)
+    x, gr = np.stack([a.real, a.imag], -1).ravel(), np.stack([g.real, g.imag], -1).ravel()
+    for t in range(1, 4):
+        m, v = 0.9 * m + 0.1 * gr, 0.999 * v + 0.001 * gr * gr
+        x = x - 0.1 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    close(p, x.reshape(4, 2) @ np.array([1, 1j]), 1e-12)
+    if torch is not None:
+        tp = torch.nn.Parameter(torch.tensor(a.copy()))
+        topt = torch.optim.Adam([tp], lr=0.1)
+        for _ in range(3):
+            tp.grad = torch.tensor(g.copy())
+            topt.step()
+        np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-12, atol=1e-12)
