@@ -1,6 +1,8 @@
 #include <ember/distributed/process_group.h>
 
+#include <ember/autograd/grad_mode.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/complex.h>
 
 namespace ember::distributed {
 
@@ -14,6 +16,16 @@ std::shared_ptr<ProcessGroup> make_gloo_process_group(std::shared_ptr<Store> sto
 std::shared_ptr<ProcessGroup> make_nccl_process_group(std::shared_ptr<Store> store, int rank, int size,
                                                       ProcessGroupOptions options);
 #endif
+
+Tensor as_reals(const Tensor& t) {
+  NoGradGuard no_grad;
+  return view_as_real(t);
+}
+
+void check_complex_reduce(ReduceOp op, const char* name) {
+  EMBER_CHECK(op == ReduceOp::Sum || op == ReduceOp::Avg, Error, name, ": ReduceOp.", to_string(op),
+              " is not supported for complex tensors (only SUM and AVG)");
+}
 
 std::string to_string(ReduceOp op) {
   switch (op) {

@@ -17,6 +17,12 @@ namespace ember::distributed {
 enum class ReduceOp { Sum, Avg, Product, Min, Max };
 std::string to_string(ReduceOp op);
 
+// Backends move and reduce a complex tensor as the pairs of reals it holds
+// (its view_as_real, without autograd): right for Sum and Avg, which
+// check_complex_reduce requires, as PyTorch does.
+Tensor as_reals(const Tensor& t);
+void check_complex_reduce(ReduceOp op, const char* name);
+
 class Work {
  public:
   virtual ~Work() = default;

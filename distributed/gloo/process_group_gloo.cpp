@@ -339,6 +339,11 @@ void ProcessGroupGloo::Comm::check_fingerprints(const CollectiveInfo& info) {
 
 std::shared_ptr<Work> ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op) {
   check_cpu(tensor, "all_reduce");
+  if (is_complex(tensor.dtype())) {
+    check_complex_reduce(op, "all_reduce");
+    Tensor reals = as_reals(tensor);
+    return all_reduce(reals, op);
+  }
   check_reducible(tensor.dtype(), op, "all_reduce");
   CollectiveInfo info = info_for(kAllReduce, &tensor);
   info.reduce = static_cast<int>(op);
@@ -369,6 +374,11 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root) {
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::reduce(Tensor& tensor, int root, ReduceOp op) {
+  if (is_complex(tensor.dtype())) {
+    check_complex_reduce(op, "reduce");
+    Tensor reals = as_reals(tensor);
+    return reduce(reals, root, op);
+  }
   check_cpu(tensor, "reduce");
   check_root(root, size_, "reduce");
   check_reducible(tensor.dtype(), op, "reduce");
@@ -447,6 +457,11 @@ std::shared_ptr<Work> ProcessGroupGloo::all_gather_into_tensor(Tensor& output, c
 
 std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) {
   const char* name = "reduce_scatter_tensor";
+  if (is_complex(output.dtype()) && output.dtype() == input.dtype()) {
+    check_complex_reduce(op, name);
+    Tensor out_reals = as_reals(output);
+    return reduce_scatter_tensor(out_reals, as_reals(input), op);
+  }
   check_cpu(input, name);
   check_cpu(output, name);
   check_reducible(input.dtype(), op, name);

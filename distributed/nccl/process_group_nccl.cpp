@@ -176,6 +176,11 @@ std::shared_ptr<Work> ProcessGroupNCCL::run(const char* name, int device, std::v
 }
 
 std::shared_ptr<Work> ProcessGroupNCCL::all_reduce(Tensor& tensor, ReduceOp op) {
+  if (is_complex(tensor.dtype())) {
+    check_complex_reduce(op, "all_reduce");
+    Tensor reals = as_reals(tensor);
+    return all_reduce(reals, op);
+  }
   const char* name = "all_reduce";
   const int dev = device_for(tensor, name);
   check_tensor(tensor, dev, name, "the tensor");
@@ -191,6 +196,10 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_reduce(Tensor& tensor, ReduceOp op) 
 }
 
 std::shared_ptr<Work> ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
+  if (is_complex(tensor.dtype())) {
+    Tensor reals = as_reals(tensor);
+    return broadcast(reals, root);
+  }
   const char* name = "broadcast";
   const int dev = device_for(tensor, name);
   check_tensor(tensor, dev, name, "the tensor");
@@ -206,6 +215,11 @@ std::shared_ptr<Work> ProcessGroupNCCL::broadcast(Tensor& tensor, int root) {
 }
 
 std::shared_ptr<Work> ProcessGroupNCCL::reduce(Tensor& tensor, int root, ReduceOp op) {
+  if (is_complex(tensor.dtype())) {
+    check_complex_reduce(op, "reduce");
+    Tensor reals = as_reals(tensor);
+    return reduce(reals, root, op);
+  }
   const char* name = "reduce";
   const int dev = device_for(tensor, name);
   check_tensor(tensor, dev, name, "the tensor");
@@ -254,6 +268,10 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_gather(std::vector<Tensor>& outputs,
 
 std::shared_ptr<Work> ProcessGroupNCCL::all_gather_into_tensor(Tensor& output, const Tensor& input) {
   const char* name = "all_gather_into_tensor";
+  if (is_complex(input.dtype()) && output.dtype() == input.dtype()) {
+    Tensor out_reals = as_reals(output);
+    return all_gather_into_tensor(out_reals, as_reals(input));
+  }
   const int dev = device_for(input, name);
   check_tensor(input, dev, name, "the input");
   check_tensor(output, dev, name, "the output");
@@ -272,6 +290,11 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_gather_into_tensor(Tensor& output, c
 
 std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op) {
   const char* name = "reduce_scatter_tensor";
+  if (is_complex(input.dtype()) && output.dtype() == input.dtype()) {
+    check_complex_reduce(op, name);
+    Tensor out_reals = as_reals(output);
+    return reduce_scatter_tensor(out_reals, as_reals(input), op);
+  }
   const int dev = device_for(input, name);
   check_tensor(input, dev, name, "the input");
   check_tensor(output, dev, name, "the output");

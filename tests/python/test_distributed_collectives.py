@@ -122,6 +122,26 @@ WORKER = textwrap.dedent(r'''
         dist.broadcast_object_list(objs, src=1)
         assert objs == [("from", 1), 1.5], objs
 
+        # complex tensors reduce as pairs of reals: SUM and AVG, not the orderings
+        z = ember.tensor([complex(rank, 1), complex(1, -rank)], dtype=ember.complex128)
+        dist.all_reduce(z)
+        s = world * (world - 1) / 2
+        assert z.tolist() == [complex(s, world), complex(world, -s)], z.tolist()
+        z = ember.tensor([complex(rank, 2.0)], dtype=ember.complex64)
+        dist.all_reduce(z, op=R.AVG)
+        assert abs(z.item() - complex((world - 1) / 2, 2.0)) < 1e-6, z.item()
+        try:
+            dist.all_reduce(ember.zeros(1, dtype=ember.complex64), op=R.MAX)
+            raise AssertionError("MAX on a complex tensor did not raise")
+        except RuntimeError as e:
+            assert "not supported for complex tensors" in str(e), e
+        out = ember.zeros(world, dtype=ember.complex64)
+        dist.all_gather_into_tensor(out, ember.tensor([complex(rank, -rank)], dtype=ember.complex64))
+        assert out.tolist() == [complex(r, -r) for r in range(world)], out.tolist()
+        part = ember.zeros(1, dtype=ember.complex128)
+        dist.reduce_scatter_tensor(part, ember.tensor([complex(r, 1) for r in range(world)], dtype=ember.complex128))
+        assert part.tolist() == [complex(world * rank, world)], part.tolist()
+
     def async_and_groups():
         works = [dist.all_reduce(t([i + rank]), async_op=True) for i in range(4)]
         for i, w in enumerate(works):
