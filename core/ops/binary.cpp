@@ -150,7 +150,7 @@ Tensor bitwise(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) 
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  if (complex_ops::any_complex({a, b})) return complex_ops::add(a, b, alpha.to_double());
+  if (complex_ops::any_complex(a, b)) return complex_ops::add(a, b, alpha.to_double());
   const DType dt = add_type("add", a, b, alpha);
   Tensor out = run_binary(BinaryOp::Add, "add", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
@@ -160,7 +160,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  if (complex_ops::any_complex({a, b})) return complex_ops::sub(a, b, alpha.to_double());
+  if (complex_ops::any_complex(a, b)) return complex_ops::sub(a, b, alpha.to_double());
   const DType dt = sub_type("sub", a, b, alpha);
   Tensor out = run_binary(BinaryOp::Sub, "sub", a, b, dt, alpha);
   if (autograd::any_requires_grad({a, b})) {
@@ -170,7 +170,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  if (complex_ops::any_complex({a, b})) return complex_ops::mul(a, b);
+  if (complex_ops::any_complex(a, b)) return complex_ops::mul(a, b);
   const DType dt = mul_type("mul", a, b);
   Tensor out = run_binary(BinaryOp::Mul, "mul", a, b, dt);
   if (autograd::any_requires_grad({a, b})) {
@@ -180,7 +180,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string> rounding_mode) {
-  if (complex_ops::any_complex({a, b})) {
+  if (complex_ops::any_complex(a, b)) {
     EMBER_CHECK(!rounding_mode, Error, "div: rounding_mode is not supported for complex tensors");
     return complex_ops::div(a, b);
   }
@@ -234,7 +234,7 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 }
 
 Tensor eq(const Tensor& a, const Tensor& b) {
-  return complex_ops::any_complex({a, b}) ? complex_ops::eq(a, b) : compare(BinaryOp::Eq, "eq", a, b);
+  return complex_ops::any_complex(a, b) ? complex_ops::eq(a, b) : compare(BinaryOp::Eq, "eq", a, b);
 }
 
 bool equal(const Tensor& a, const Tensor& b) {
@@ -245,7 +245,7 @@ bool equal(const Tensor& a, const Tensor& b) {
   return all(compare(BinaryOp::Eq, "equal", a, b)).item().to<bool>();
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-  return complex_ops::any_complex({a, b}) ? complex_ops::ne(a, b) : compare(BinaryOp::Ne, "ne", a, b);
+  return complex_ops::any_complex(a, b) ? complex_ops::ne(a, b) : compare(BinaryOp::Ne, "ne", a, b);
 }
 Tensor lt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Lt, "lt", a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Le, "le", a, b); }

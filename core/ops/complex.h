@@ -23,6 +23,10 @@ Tensor angle(const Tensor& z);                           // atan2(imag, real); 0
 namespace complex_ops {
 // The complex forms of ops whose front-ends send complex inputs here.
 bool any_complex(const std::vector<Tensor>& ts);
+// The two-operand form the binary front-ends call on every op: no vector, no refcounting.
+inline bool any_complex(const Tensor& a, const Tensor& b) {
+  return (a.defined() && is_complex(a.dtype())) || (b.defined() && is_complex(b.dtype()));
+}
 Tensor add(const Tensor& a, const Tensor& b, double alpha);
 Tensor sub(const Tensor& a, const Tensor& b, double alpha);
 Tensor mul(const Tensor& a, const Tensor& b);

@@ -168,7 +168,7 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Tensor& b
 
 Tensor product_with_grad(const char* op, const char* node, const Tensor& a, const Tensor& b) {
   // Complex products are real products of the parts (differentiated through them).
-  if (complex_ops::any_complex({a, b})) return complex_ops::matmul(a, b);
+  if (complex_ops::any_complex(a, b)) return complex_ops::matmul(a, b);
   Tensor out = product(op, a, b);
   if (autograd::any_requires_grad({a, b})) {
     autograd::record(node, {a, b}, {out}, {a, b}, functions::matmul_backward());

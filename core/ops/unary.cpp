@@ -239,7 +239,7 @@ DType pow_scalar_dtype(const Tensor& x, const Scalar& e) {
 Tensor pow_tensors(const Tensor& base, const Tensor& exponent, const char* node) {
   if (autocast::Scope ac{"pow", base, exponent}; ac) return pow_tensors(ac[0], ac[1], node);
   EMBER_CHECK(base.defined() && exponent.defined(), ValueError, "pow: got an undefined tensor");
-  if (complex_ops::any_complex({base, exponent})) return complex_ops::pow(base, exponent);
+  if (complex_ops::any_complex(base, exponent)) return complex_ops::pow(base, exponent);
   const Device dev = common_device("pow", {base, exponent});
   const DType dt = result_type(base, exponent);
   EMBER_CHECK(dt != DType::Bool, Error, "pow: not implemented for bool tensors");
