@@ -278,8 +278,9 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
     ++nr;
   }
   // After the outputs are marked, so saved outputs remember their history.
-  // One thread-local read per node when no saved-tensor hooks are in force.
-  const auto& hooks = saved.empty() ? kNoHooks : current_saved_tensor_hooks();
+  // With no saved-tensor hooks pushed anywhere this is one relaxed atomic
+  // load per node; otherwise one thread-local lookup per node.
+  const auto& hooks = saved.empty() || !any_saved_tensor_hooks() ? kNoHooks : current_saved_tensor_hooks();
   node->saved.reserve(saved.size());
   for (size_t i = 0; i < saved.size(); ++i) {
     const Tensor& s = saved[i];

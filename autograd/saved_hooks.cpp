@@ -2,15 +2,20 @@
 
 #include <vector>
 
+#include <ember/autograd/packed_save.h>
 #include <ember/core/error.h>
 
 namespace ember::autograd {
 
+std::atomic<int64_t> g_saved_tensor_hook_entries{0};
+
 namespace {
 struct HooksState {
   std::vector<std::shared_ptr<const SavedTensorHooks>> stack;
-  size_t real_entries = 0;  // entries that are not null
+  int64_t real_entries = 0;  // entries that are not null
   std::optional<std::string> disabled_message;
+  // A thread that ends with hooks pushed no longer has them in force.
+  ~HooksState() { g_saved_tensor_hook_entries.fetch_sub(real_entries, std::memory_order_relaxed); }
 };
 
 HooksState& state() {
@@ -37,6 +42,7 @@ void push_saved_tensor_hooks(std::shared_ptr<const SavedTensorHooks> hooks) {
     EMBER_CHECK(hooks->pack && hooks->unpack, ValueError,
                 "saved_tensors_hooks: both a pack hook and an unpack hook are needed");
     ++s.real_entries;
+    g_saved_tensor_hook_entries.fetch_add(1, std::memory_order_relaxed);
   }
   s.stack.push_back(std::move(hooks));
   refresh_current();
@@ -45,7 +51,10 @@ void push_saved_tensor_hooks(std::shared_ptr<const SavedTensorHooks> hooks) {
 void pop_saved_tensor_hooks() {
   auto& s = state();
   EMBER_CHECK(!s.stack.empty(), Error, "saved_tensors_hooks: pop without a matching push");
-  if (s.stack.back()) --s.real_entries;
+  if (s.stack.back()) {
+    --s.real_entries;
+    g_saved_tensor_hook_entries.fetch_sub(1, std::memory_order_relaxed);
+  }
   s.stack.pop_back();
   refresh_current();
 }
