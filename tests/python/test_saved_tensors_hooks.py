@@ -6,6 +6,7 @@ tests say so instead of forcing them equal: ember's mul saves both operands
 even when only one requires grad (torch saves only the one the other's
 gradient needs).
 """
+import contextlib
 import gc
 import threading
 import weakref
@@ -472,3 +473,68 @@ def test_no_grad_saves_nothing():
     with saved_tensors_hooks(rec.pack, rec.unpack), ember.no_grad():
         x.exp()
     assert rec.packed == []
+
+
+# ---- every differentiable op row of the main op tables, under hooks
+
+def _table_rows():
+    import importlib
+    rows = []
+    for name in ("test_unary", "test_unary_math", "test_binary", "test_reduce", "test_matmul", "test_softmax",
+                 "test_shape", "test_index", "test_norm", "test_loss", "test_conv", "test_pool", "test_linalg",
+                 "test_sort", "test_scan", "test_attention", "test_einsum"):
+        module = importlib.import_module(name)
+        rows += [c for c in module.CASES if c.grad and not getattr(c.ember_fn, "_random", False)]
+    return rows
+
+
+def _grads(case, arrays, hooks):
+    from harness import make
+    inputs = [make(a, requires_grad=True, device="cpu") for a in arrays]
+    with hooks:
+        out = case.ember_fn(*inputs)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
+                if isinstance(o, ember.Tensor) and o.requires_grad]
+        if not outs:
+            return None
+        loss = sum((o * ember.tensor(np.linspace(-1, 1, o.numel()).reshape(tuple(o.shape)))).sum() for o in outs)
+    loss.backward()
+    return [None if t.grad is None else t.grad.numpy() for t in inputs]
+
+
+def test_op_tables_give_the_same_gradients_under_hooks():
+    """Every saved tensor of every op goes through a pack hook that copies it
+    to numpy and an unpack hook that rebuilds it: the gradients must be the
+    plain run's, bit for bit. (A node backward does not reach, such as one
+    computing a value the result does not depend on, never unpacks.)"""
+    from harness import random_array
+    counts = {"pack": 0, "unpack": 0}
+
+    def pack(t):
+        counts["pack"] += 1
+        return (t.detach().numpy().copy(), t.dtype)
+
+    def unpack(p):
+        counts["unpack"] += 1
+        return ember.tensor(p[0], dtype=p[1])
+
+    rows = _table_rows()
+    assert len(rows) > 100
+    checked = 0
+    for case in rows:
+        arrays = [random_array(s, np.float64, case.domain) for s in case.shapes[0]]
+        ember.manual_seed(0)
+        plain = _grads(case, arrays, contextlib.nullcontext())
+        ember.manual_seed(0)
+        before = dict(counts)
+        hooked = _grads(case, arrays, saved_tensors_hooks(pack, unpack))
+        if plain is None:
+            continue
+        for i, (a, b) in enumerate(zip(plain, hooked)):
+            assert (a is None) == (b is None), f"{case.name}: input {i}"
+            if a is not None:
+                np.testing.assert_array_equal(a, b, err_msg=f"{case.name}: gradient of input {i}")
+        packs, unpacks = counts["pack"] - before["pack"], counts["unpack"] - before["unpack"]
+        assert unpacks <= packs, f"{case.name}: {packs} tensors packed, {unpacks} unpacked"
+        checked += 1
+    assert checked > 100 and counts["unpack"] > 500
