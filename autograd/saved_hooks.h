@@ -4,8 +4,8 @@
 // `unpack` for the tensor each time it needs it. save_on_cpu is such a pair.
 //
 // The stack is thread-local (ops record on the thread that runs them) and
-// checked once per recorded node, so ops pay one thread-local read when no
-// hooks are in force.
+// checked once per recorded node: while no thread has hooks pushed, that check
+// is one relaxed atomic load (see autograd/packed_save.h).
 #pragma once
 #include <functional>
 #include <memory>

@@ -449,6 +449,27 @@ def test_python_numbers_are_not_packed():
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
+def test_where_ember_saves_more_than_torch():
+    """mul with one operand requiring grad: ember's MulBackward0 saves both
+    operands, torch's only the one the other's gradient needs. The gradients
+    agree; only the number of pack calls differs."""
+    counts = {}
+    libs = [ember] + ([torch] if torch is not None else [])
+    for lib in libs:
+        n = [0]
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0, 4.0])
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: n.__setitem__(0, n[0] + 1) or t.detach(),
+                                                    lambda t: t):
+            z = (x * y).sum()
+        z.backward()
+        counts[lib.__name__] = n[0]
+        np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+    assert counts["ember"] == 2
+    if torch is not None:
+        assert counts["torch"] == 1
+
+
 def test_hooks_are_per_thread():
     rec = Recorder()
     x = ember.tensor([1.0, 2.0], requires_grad=True)
