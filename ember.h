@@ -4,6 +4,7 @@
 #include <ember/autograd/engine.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
+#include <ember/autograd/saved_hooks.h>
 #include <ember/core/device.h>
 #include <ember/core/dtype.h>
 #include <ember/core/error.h>

@@ -6,6 +6,7 @@
 #include <ember/autograd/anomaly_mode.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/meta.h>
+#include <ember/autograd/packed_save.h>
 #include <ember/autograd/sequence.h>
 #include <ember/core/error.h>
 #include <ember/autograd/functions/common.h>
@@ -17,6 +18,7 @@ namespace ember::autograd {
 
 namespace {
 std::atomic<uint64_t> g_sequence{0};
+const std::shared_ptr<const SavedTensorHooks> kNoHooks;
 
 std::string tensor_label(const Tensor& t) {
   return str("[", dtype_name(t.dtype()), " ", shape_str(t.shape()), "]");
@@ -60,6 +62,10 @@ void FunctionNode::steal_children(std::vector<std::shared_ptr<Node>>& out) {
 }
 
 void SavedTensor::steal_grad_fn(std::vector<std::shared_ptr<Node>>& out) {
+  if (packed_ && packed_.use_count() == 1) {
+    if (packed_->grad_fn) out.push_back(std::move(packed_->grad_fn));
+    if (packed_->accumulator) out.push_back(std::move(packed_->accumulator));
+  }
   if (!data_.defined() || data_.impl_ptr().use_count() != 1) return;
   auto* m = meta_if(data_);
   if (m && m->grad_fn) out.push_back(std::move(m->grad_fn));
@@ -69,18 +75,56 @@ void SavedTensor::steal_grad_fn(std::vector<std::shared_ptr<Node>>& out) {
   }
 }
 
-SavedTensor::SavedTensor(const Tensor& t, bool is_output) : is_output_(is_output) {
+SavedTensor::SavedTensor(const Tensor& t, bool is_output, const std::shared_ptr<const SavedTensorHooks>& hooks)
+    : is_output_(is_output) {
   if (!t.defined()) return;
   defined_ = true;
   version_ = t.version();
   requires_grad_ = t.requires_grad();
-  if (is_output) {
+  if (is_output) output_nr_ = meta_if(t) ? meta_if(t)->output_nr : 0;
+  // Python numbers made into tensors are not the user's to see (as in torch).
+  if (hooks && !t.impl()->wrapped_number) {
+    pack(t, hooks);
+  } else if (is_output) {
     // Keep the data without the autograd meta that points back at the owner.
     data_ = make_view(t, t.shape(), t.strides(), t.storage_offset());
-    output_nr_ = meta_if(t) ? meta_if(t)->output_nr : 0;
   } else {
     data_ = t;
   }
+}
+
+void SavedTensor::pack(const Tensor& t, const std::shared_ptr<const SavedTensorHooks>& hooks) {
+  auto p = std::make_shared<PackedSave>();
+  p->hooks = hooks;
+  p->shape = t.shape();
+  p->dtype = t.dtype();
+  p->device = t.device();
+  p->original = t.impl_ptr();
+  if (!is_output_ && requires_grad_) {
+    // The unpacked tensor is a new one: it takes over this one's place in the
+    // graph, so a double backward still reaches it.
+    const bool has_history = meta_if(t)->grad_fn != nullptr;
+    Edge e = gradient_edge(t);
+    (has_history ? p->grad_fn : p->accumulator) = std::move(e.node);
+    output_nr_ = e.input_nr;
+  }
+  {
+    NoGradGuard no_grad;
+    p->value = hooks->pack(t);
+  }
+  EMBER_CHECK(t.version() == version_, Error,
+              "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+              "cannot be modified by in-place operations as this can lead to unexpected side-effects.");
+  packed_ = std::move(p);
+}
+
+void SavedTensor::throw_modified(const Tensor& t, const std::shared_ptr<Node>& owner) const {
+  throw Error(str("one of the variables needed for gradient computation has been modified by an "
+                  "inplace operation: ", tensor_label(t), ", which is ",
+                  is_output_ ? str("output ", output_nr_, " of ") : std::string("an input of "),
+                  owner->name(), ", is at version ", t.version(), "; expected version ", version_,
+                  " instead. Hint: replace the in-place operation (such as x.add_(...) or x[...] = ...) "
+                  "with its out-of-place form, or clone the tensor before modifying it."));
 }
 
 Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
@@ -92,14 +136,8 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
         ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
         "graph a second time or if you need to access saved tensors after calling backward.");
   }
-  if (data_.version() != version_) {
-    throw Error(str("one of the variables needed for gradient computation has been modified by an "
-                    "inplace operation: ", tensor_label(data_), ", which is ",
-                    is_output_ ? str("output ", output_nr_, " of ") : std::string("an input of "),
-                    owner->name(), ", is at version ", data_.version(), "; expected version ", version_,
-                    " instead. Hint: replace the in-place operation (such as x.add_(...) or x[...] = ...) "
-                    "with its out-of-place form, or clone the tensor before modifying it."));
-  }
+  if (packed_) return unpack_packed(owner);
+  if (data_.version() != version_) throw_modified(data_, owner);
   if (!is_output_) return data_;
   Tensor t = make_view(data_, data_.shape(), data_.strides(), data_.storage_offset());
   if (requires_grad_) {
@@ -107,6 +145,35 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
     m.requires_grad = true;
     m.grad_fn = owner;
     m.output_nr = output_nr_;
+  }
+  return t;
+}
+
+Tensor SavedTensor::unpack_packed(const std::shared_ptr<Node>& owner) const {
+  const PackedSave& p = *packed_;
+  const Tensor r = p.hooks->unpack(p.value);
+  EMBER_CHECK(r.defined(), TypeError, owner->name(), ": the saved tensor unpack hook returned no tensor");
+  if (r.shape() != p.shape || r.dtype() != p.dtype || r.device() != p.device) {
+    throw Error(str(owner->name(), ": the saved tensor unpack hook returned a ", dtype_name(r.dtype()), " tensor of "
+                    "shape ", shape_str(r.shape()), " on ", r.device().str(), ", but the tensor saved was ",
+                    dtype_name(p.dtype), " of shape ", shape_str(p.shape), " on ", p.device.str(),
+                    "; unpack_hook must return a tensor with the saved tensor's shape, dtype and device"));
+  }
+  // torch skips the version check under hooks; ember keeps it whenever the
+  // unpacked tensor still is the saved memory (a copy is a snapshot, and fine).
+  if (auto orig = p.original.lock(); orig && orig->storage.is_same(r.storage()) && r.version() != version_) {
+    throw_modified(r, owner);
+  }
+  // A new tensor, so the hook's result keeps its own autograd state.
+  Tensor t = make_view(r, r.shape(), r.strides(), r.storage_offset());
+  if (!requires_grad_) return t;
+  auto& m = meta(t);
+  m.requires_grad = true;
+  if (is_output_ || p.grad_fn) {
+    m.grad_fn = is_output_ ? owner : p.grad_fn;
+    m.output_nr = output_nr_;
+  } else {
+    m.grad_accumulator = p.accumulator;
   }
   return t;
 }
@@ -181,7 +248,7 @@ Edge gradient_edge(const Tensor& t) {
 uint64_t next_sequence_nr() { return g_sequence.load(); }
 
 void record(const char* name, const TensorList& inputs, const TensorList& outputs, const TensorList& saved,
-            Vjp vjp) {
+            Vjp vjp, size_t n_hookable) {
   for (const auto& s : saved) {
     EMBER_CHECK(!s.defined() || !s.is_inference(), Error, name,
                 ": inference tensors cannot be saved for backward. A tensor made under ember.inference_mode() "
@@ -211,10 +278,15 @@ void record(const char* name, const TensorList& inputs, const TensorList& output
     ++nr;
   }
   // After the outputs are marked, so saved outputs remember their history.
-  for (const auto& s : saved) {
+  // With no saved-tensor hooks pushed anywhere this is one relaxed atomic
+  // load per node; otherwise one thread-local lookup per node.
+  const auto& hooks = saved.empty() || !any_saved_tensor_hooks() ? kNoHooks : current_saved_tensor_hooks();
+  node->saved.reserve(saved.size());
+  for (size_t i = 0; i < saved.size(); ++i) {
+    const Tensor& s = saved[i];
     bool is_output = false;
     for (const auto& o : outputs) is_output = is_output || (s.defined() && s.is_same(o));
-    node->saved.emplace_back(s, is_output);
+    node->saved.emplace_back(s, is_output, i < n_hookable ? hooks : kNoHooks);
   }
   if (anomaly_enabled()) anomaly_remember(node);
 }

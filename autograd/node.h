@@ -2,6 +2,7 @@
 // produced its inputs. Backward formulas are written with ember ops, so they
 // run on any device and record a graph themselves under create_graph.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,21 +24,36 @@ struct Edge {
   bool valid() const { return node != nullptr; }
 };
 
+struct SavedTensorHooks;  // autograd/saved_hooks.h
+struct PackedSave;        // autograd/packed_save.h
+
 // A tensor kept for backward, checked against its version when used.
 // Outputs of the node are stored without their grad_fn (that would be a
-// cycle) and re-attached to it on unpack.
+// cycle) and re-attached to it on unpack. Under saved-tensor hooks
+// (autograd/saved_hooks.h) only what the pack hook returned is kept, and
+// unpack asks the unpack hook for the tensor again.
 class SavedTensor {
  public:
   SavedTensor() = default;
-  SavedTensor(const Tensor& t, bool is_output);
+  // `hooks`: the saved-tensor hooks in force when the op ran (null: none).
+  SavedTensor(const Tensor& t, bool is_output, const std::shared_ptr<const SavedTensorHooks>& hooks = nullptr);
   Tensor unpack(const std::shared_ptr<Node>& owner) const;
-  void release() { data_ = Tensor(); released_ = true; }
+  void release() {
+    data_ = Tensor();
+    packed_.reset();
+    released_ = true;
+  }
   // Moves out the grad_fn of the saved tensor when this is its last handle,
   // so a graph can be torn down without recursion (see Node::~Node).
   void steal_grad_fn(std::vector<std::shared_ptr<Node>>& out);
 
  private:
+  void pack(const Tensor& t, const std::shared_ptr<const SavedTensorHooks>& hooks);
+  Tensor unpack_packed(const std::shared_ptr<Node>& owner) const;
+  [[noreturn]] void throw_modified(const Tensor& t, const std::shared_ptr<Node>& owner) const;
+
   Tensor data_;
+  std::shared_ptr<PackedSave> packed_;  // set instead of data_ under hooks
   uint32_t version_ = 0;
   bool is_output_ = false;
   bool released_ = false;
@@ -114,9 +130,11 @@ bool any_requires_grad(const TensorList& inputs);
 
 // Records a node for an op: `outputs` get it as grad_fn and requires_grad.
 // Call only when any_requires_grad(inputs). `saved` may include outputs.
-// `name` is PyTorch-like: "MulBackward0".
+// `name` is PyTorch-like: "MulBackward0". The first `n_hookable` saved
+// tensors go through the saved-tensor hooks in force (a Python Function's ctx
+// attributes, saved after its save_for_backward tensors, do not, as in torch).
 void record(const char* name, const TensorList& inputs, const TensorList& outputs,
-            const TensorList& saved, Vjp vjp);
+            const TensorList& saved, Vjp vjp, size_t n_hookable = SIZE_MAX);
 
 // For in-place ops under autograd: `self` now holds `result` (undefined when
 // it was overwritten with a constant) and takes over its history; when self is

@@ -10,6 +10,7 @@
 namespace ember::python {
 
 void init_anomaly(py::module_& m);  // anomaly.cpp
+void init_saved_hooks(py::module_& m);  // saved_hooks.cpp
 
 namespace {
 std::vector<Tensor> tensor_list(py::handle obj) {
@@ -103,6 +104,7 @@ py::tuple graph_inputs(const std::vector<Tensor>& outputs, const std::vector<Ten
 
 void init_autograd(py::module_& m) {
   init_anomaly(m);
+  init_saved_hooks(m);
   py::class_<autograd::Node, std::shared_ptr<autograd::Node>>(m, "Node")
       .def("name", &autograd::Node::name)
       .def_property_readonly("next_functions", [](const autograd::Node& n) {
@@ -195,11 +197,13 @@ void init_autograd(py::module_& m) {
     autograd::backward(roots, seeds, retain_graph, create_graph);
   });
   // ember.autograd.Function: one node for the outputs, running `backward`.
+  // Only the first n_hookable saved tensors go through saved-tensor hooks (-1: all).
   m.def("_record_function", [](const std::string& name, py::object inputs, py::object outputs, py::object saved,
-                               py::function backward) {
+                               py::function backward, int64_t n_hookable) {
     autograd::record(name.c_str(), tensor_list(inputs), tensor_list(outputs), tensor_list(saved),
-                     python_vjp(std::move(backward)));
-  });
+                     python_vjp(std::move(backward)), n_hookable < 0 ? SIZE_MAX : static_cast<size_t>(n_hookable));
+  }, py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("saved"), py::arg("backward"),
+     py::arg("n_hookable") = -1);
   m.def("_check_inplace", [](const Tensor& self, const std::string& op) { autograd::check_inplace(self, op.c_str()); });
   m.def("_rebase_history", [](const Tensor& self, const Tensor& result) { autograd::rebase_history(self, result); });
   m.def("_next_sequence_nr", &autograd::next_sequence_nr);

@@ -204,3 +204,4 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
 
 from ember.autograd import functional  # noqa: E402,F401  (needs grad, defined above)
 from ember.autograd import profiler  # noqa: E402,F401  (the legacy profile / record_function)
+from ember.autograd import graph  # noqa: E402,F401  (saved_tensors_hooks, save_on_cpu)

@@ -160,13 +160,15 @@ def _connect(cls, ctx, args, tensor_args, output):
     # An output kept as a ctx attribute (ctx.y = y) would close a reference
     # cycle through the node that Python's collector cannot see: it is saved
     # like save_for_backward's tensors instead and put back for backward.
-    stashed = [name for name, value in vars(ctx).items()
-               if not name.startswith("_") and isinstance(value, _C.Tensor) and _is_in(value, outs)]
-    saved = list(ctx.to_save) + [getattr(ctx, name) for name in stashed]
-    for name in stashed:
-        delattr(ctx, name)
+    stashed = [attr for attr, value in vars(ctx).items()
+               if not attr.startswith("_") and isinstance(value, _C.Tensor) and _is_in(value, outs)]
+    saved = list(ctx.to_save) + [getattr(ctx, attr) for attr in stashed]
+    for attr in stashed:
+        delattr(ctx, attr)
     backward = _BackwardCall(cls, ctx, args, outs, diff, len(ctx.to_save), stashed)
-    _C._record_function(name, tensor_args, [recorded[i] for i in diff], saved, backward)
+    # Only save_for_backward's tensors go through saved-tensor hooks (torch
+    # does not save ctx attributes at all).
+    _C._record_function(name, tensor_args, [recorded[i] for i in diff], saved, backward, len(ctx.to_save))
     # The node keeps the saved tensors (outputs without their history); ctx
     # holding them too would make a reference cycle through the node.
     ctx.to_save = ()

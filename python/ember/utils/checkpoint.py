@@ -17,6 +17,7 @@ before the call and is not an argument: pass such tensors as arguments.
 import contextlib
 
 from ember import _C
+from ember.autograd.graph import _no_saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -95,7 +96,7 @@ class _Recompute:
         prev = _C.is_grad_enabled()
         _C._set_grad_enabled(True)
         try:
-            with rng, _autocast_as(self.amp):
+            with rng, _autocast_as(self.amp), _no_saved_tensors_hooks():
                 outs = _flatten(self.function(*args, **self.kwargs))
             targets = [a for a in args if isinstance(a, _C.Tensor) and a.requires_grad] + self.params
             pairs = [(outs[i], g) for i, g in zip(self.positions, grads) if outs[i].requires_grad]
@@ -120,7 +121,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     rng = _RngStates(args) if preserve_rng_state else None
     amp = _autocast_settings()
     since = _C._next_sequence_nr()
-    output = function(*args, **kwargs)
+    # The block's graph is dropped below: saved-tensor hooks in force see only
+    # the checkpoint's own saved arguments, not the activations it frees.
+    with _no_saved_tensors_hooks():
+        output = function(*args, **kwargs)
     outs = _flatten(output)
     positions = [i for i, o in enumerate(outs) if isinstance(o, _C.Tensor) and o.requires_grad]
     if not positions:
