@@ -4,37 +4,18 @@ parameters, and LLaMA-style rotary embeddings with an stft audio front end. Wher
 it writes the initial weights, both frameworks train from them on the same deterministic data, and
 the losses must agree (closely in float64)."""
 import os
-import subprocess
-import sys
 
-import ember
+from compat_run import ROOT, run_script
 from harness import torch
 
 CASES = []  # no OpCase rows: whole scripts
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "tests", "compat_scripts", "complex")
-RUNNER = os.path.join(ROOT, "tests", "compat_scripts", "run_as_ember.py")
-EMBER_PATH = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
-TORCH_PATH = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) if torch is not None else None
 
 
 def _run(script, init, under):
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    path = os.path.join(SCRIPTS, script)
-    if under == "ember":
-        env["PYTHONPATH"] = EMBER_PATH
-        cmd = [sys.executable, RUNNER, path, init]
-    else:
-        env["PYTHONPATH"] = TORCH_PATH
-        cmd = [sys.executable, path, init]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, cwd=ROOT)
-    assert proc.returncode == 0, f"{script} under {under} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, f"{script} under {under}: no single RESULT line in\n{proc.stdout}"
-    fields = lines[0].split()[1:]
-    assert fields[0] == "ok", f"{script} under {under} ran but its checks failed:\n{proc.stdout}"
-    return [float(v) for v in fields[1:]]
+    fields, _ = run_script(os.path.join(SCRIPTS, script), init, under=under, timeout=180)
+    return [float(v) for v in fields]
 
 
 def _both(script, tmp_path):

@@ -7,21 +7,16 @@ must give torch's initial loss (time_sequence_lbfgs, deterministic float64, torc
 import os
 import re
 import socket
-import subprocess
-import sys
 
 import pytest
 
-import ember
+from compat_run import run_script
 from harness import torch
 
 CASES = []  # no OpCase rows: whole scripts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "tests", "compat_scripts", "seq")
-RUNNER = os.path.join(ROOT, "tests", "compat_scripts", "run_as_ember.py")
-EMBER_PATH = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
-TORCH_PATH = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__))) if torch is not None else None
 
 
 def _free_port():
@@ -32,22 +27,7 @@ def _free_port():
 
 def _run(script, *args, under="ember", timeout=60):
     """Runs a script under ember (through the runner) or torch; returns the fields of its RESULT line."""
-    env = dict(os.environ, OMP_NUM_THREADS="1")  # two cores: torch's thread pool only slows it down
-    path = os.path.join(SCRIPTS, script)
-    if under == "ember":
-        env["PYTHONPATH"] = EMBER_PATH
-        cmd = [sys.executable, RUNNER, path, *args]
-    else:
-        env["PYTHONPATH"] = TORCH_PATH
-        env["TORCHDYNAMO_DISABLE"] = "1"  # torch.compile stays eager: inductor takes a minute here
-        cmd = [sys.executable, path, *args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    assert proc.returncode == 0, f"{script} under {under} failed:\n{proc.stdout}\n{proc.stderr[-4000:]}"
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    assert len(lines) == 1, f"{script} under {under}: no single RESULT line in\n{proc.stdout}"
-    fields = lines[0].split()[1:]
-    assert fields[0] == "ok", f"{script} under {under} ran but its checks failed:\n{proc.stdout}"
-    return fields[1:], proc.stdout
+    return run_script(os.path.join(SCRIPTS, script), *args, under=under, timeout=timeout)
 
 
 UNDER = ["ember"] + (["torch"] if torch is not None else [])
