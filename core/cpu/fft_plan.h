@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include <ember/core/cpu/fft_lanes.h>
+
 namespace ember::cpu::fft {
 
 // Prime factors up to this size run as radix passes; a larger one makes the
@@ -43,7 +45,10 @@ struct Plan {
   int64_t work_size() const { return sub ? 2 * big : n; }
 
   // data[0..n) = F(data[0..n)) in place; work holds work_size() elements.
-  void forward(std::complex<T>* data, std::complex<T>* work) const;
+  // E is std::complex<T> (one transform) or Block<T> (a block of transforms
+  // in SIMD lanes, fft_lanes.h).
+  template <class E>
+  void forward(E* data, E* work) const;
 };
 
 // Real transforms of length n. Even n: the n reals are packed as n/2 complex

@@ -152,16 +152,21 @@ TEST_CASE("fft_c2c: strided, batched, reversed and in-place layouts", "[fft]") {
 }
 
 TEST_CASE("fft_c2c: a batch big enough to run on several threads equals its transforms one by one", "[fft]") {
+  // The batch runs in SIMD blocks on several threads, a single transform
+  // alone: the two differ by rounding only.
   for (int64_t n : {256, 97, 30}) {
     const int64_t batch = 300;
     const auto in = narrow<float>(random_complex(n * batch, 3));
-    std::vector<std::complex<float>> all(n * batch), one(n * batch);
+    std::vector<std::complex<float>> all(n * batch), one(n);
     fft_c2c<float>(in.data(), 1, n, all.data(), 1, n, n, batch, false);
+    double worst = 0;
     for (int64_t b = 0; b < batch; ++b) {
-      fft_c2c<float>(in.data() + b * n, 1, n, one.data() + b * n, 1, n, n, 1, false);
+      fft_c2c<float>(in.data() + b * n, 1, n, one.data(), 1, n, n, 1, false);
+      std::vector<LD> want(one.begin(), one.end());
+      worst = std::max(worst, rel_error(std::vector<std::complex<float>>(all.begin() + b * n, all.begin() + (b + 1) * n), want));
     }
     INFO("n = " << n);
-    CHECK(all == one);
+    CHECK(worst <= tolerance<float>(n));
   }
 }
 
