@@ -97,18 +97,25 @@ std::shared_ptr<Plan<T>> bluestein_plan(int64_t n) {
   plan->kernel.resize(big);
   for (int64_t t = 0; t < n; ++t) plan->chirp[t] = narrow<T>(chirp[t]);
   for (int64_t t = 0; t < big; ++t) plan->kernel[t] = narrow<T>(kernel[t] / static_cast<double>(big));
+  std::shared_ptr<Plan<T>> sub;
   if constexpr (std::is_same_v<T, double>) {
-    plan->sub = exact;
+    sub = exact;
   } else {
-    plan->sub = stockham_plan<T>(big, factors);
+    sub = stockham_plan<T>(big, factors);
   }
+  add_grid(*sub);
+  plan->sub = sub;
   return plan;
 }
 
 template <class T>
 std::shared_ptr<const Plan<T>> build_complex(int64_t n) {
   const std::vector<int64_t> factors = radices(n);
-  if (n == 1 || !factors.empty()) return stockham_plan<T>(n, factors);
+  if (n == 1 || !factors.empty()) {
+    std::shared_ptr<Plan<T>> plan = stockham_plan<T>(n, factors);
+    add_grid(*plan);
+    return plan;
+  }
   return bluestein_plan<T>(n);
 }
 
@@ -176,6 +183,9 @@ void Plan<T>::forward(E* data, E* work) const {
     sub->forward(a, sub_work);
     for (int64_t k = 0; k < n; ++k) data[k] = cmul(conjugate(a[k]), chirp[k]);
     return;
+  }
+  if constexpr (std::is_same_v<E, std::complex<T>>) {
+    if (cols) return grid_forward(*this, data, work);
   }
   E* src = data;
   E* dst = work;

@@ -470,3 +470,32 @@ TEST_CASE("fft_c2c in SIMD blocks at a Bluestein length, float against the doubl
     CHECK(rel_error(got, std::vector<LD>(yd.begin(), yd.end())) <= tolerance<float>(n));
   }
 }
+
+TEST_CASE("fft_c2c: single long transforms run as a grid of SIMD blocks (four-step)", "[fft]") {
+  using ember::cpu::fft::complex_plan;
+  // 2048 and 6144 split for both precisions; 2400 only for double (float's
+  // blocks of 8 need 64 | n), 4099 through Bluestein's grid of 16384.
+  CHECK(complex_plan<float>(2048)->cols != nullptr);
+  CHECK(complex_plan<double>(2400)->cols != nullptr);
+  CHECK(complex_plan<float>(2400)->cols == nullptr);
+  CHECK(complex_plan<float>(4099)->sub->cols != nullptr);
+  for (int64_t n : {2048, 2400, 6144}) {
+    for (bool inverse : {false, true}) {
+      // A strided single transform, and a batch of 9 whose last one runs alone.
+      const auto x = random_complex(9 * n, static_cast<unsigned>(n));
+      const auto want = naive_dft({x.begin(), x.begin() + n}, inverse);
+      std::vector<std::complex<double>> strided(2 * n);
+      for (int64_t j = 0; j < n; ++j) strided[2 * j] = x[j];
+      std::vector<std::complex<double>> yd(n);
+      fft_c2c<double>(strided.data(), 2, 2 * n, yd.data(), 1, n, n, 1, inverse);
+      const auto xf = narrow<float>(x);
+      std::vector<std::complex<float>> yf(9 * n);
+      fft_c2c<float>(xf.data(), 1, n, yf.data(), 1, n, n, 9, inverse);
+      const auto last = naive_dft({x.begin() + 8 * n, x.end()}, inverse);
+      INFO("n = " << n << (inverse ? " inverse" : ""));
+      CHECK(rel_error(yd, want) <= tolerance<double>(n));
+      CHECK(rel_error(std::vector<std::complex<float>>(yf.begin(), yf.begin() + n), want) <= tolerance<float>(n));
+      CHECK(rel_error(std::vector<std::complex<float>>(yf.begin() + 8 * n, yf.end()), last) <= tolerance<float>(n));
+    }
+  }
+}
