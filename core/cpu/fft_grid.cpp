@@ -11,7 +11,7 @@
 
 #include <ember/core/cpu/fft_lanes.h>
 #include <ember/core/cpu/fft_plan.h>
-#include <ember/core/cpu/parallel.h>
+#include <ember/core/cpu/fft_parallel.h>
 
 namespace ember::cpu::fft {
 
@@ -29,14 +29,12 @@ template <class T, class Body>
 void for_each_block(int64_t transforms, const Plan<T>& plan, const Body& body) {
   constexpr int W = Block<T>::kLanes;
   const int64_t blocks = (transforms + W - 1) / W;
-  parallel_for(0, blocks, kGridGrain, [&](int64_t begin, int64_t end) {
-    std::unique_ptr<Block<T>[]> storage(new Block<T>[plan.n + plan.work_size()]);
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t first = b * W;
-      body(first, static_cast<int>(std::min<int64_t>(W, transforms - first)), storage.get(),
-           storage.get() + plan.n);
-    }
-  });
+  fft::for_each_claimed(
+      blocks, kGridGrain, [&] { return std::unique_ptr<Block<T>[]>(new Block<T>[plan.n + plan.work_size()]); },
+      [&](int64_t b, Block<T>* storage) {
+        const int64_t first = b * W;
+        body(first, static_cast<int>(std::min<int64_t>(W, transforms - first)), storage, storage + plan.n);
+      });
 }
 
 }  // namespace

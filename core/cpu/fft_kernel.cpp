@@ -14,7 +14,7 @@
 
 #include <ember/core/cpu/fft_lanes.h>
 #include <ember/core/cpu/fft_plan.h>
-#include <ember/core/cpu/parallel.h>
+#include <ember/core/cpu/fft_parallel.h>
 #include <ember/core/error.h>
 
 namespace ember::cpu {
@@ -51,13 +51,12 @@ void for_each_group(int64_t first, int64_t last, int64_t work_per_transform, int
   if (last <= first) return;
   const int64_t groups = (last - first + W - 1) / W;
   const int64_t grain = std::max<int64_t>(1, kParallelWork / std::max<int64_t>(work_per_transform * W, 1));
-  parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
-    std::unique_ptr<E[]> storage(new E[buf_size + work_size]);
-    for (int64_t g = begin; g < end; ++g) {
-      const int64_t b0 = first + g * W;
-      body(b0, static_cast<int>(std::min<int64_t>(W, last - b0)), storage.get(), storage.get() + buf_size);
-    }
-  });
+  fft::for_each_claimed(
+      groups, grain, [&] { return std::unique_ptr<E[]>(new E[buf_size + work_size]); },
+      [&](int64_t g, E* storage) {
+        const int64_t b0 = first + g * W;
+        body(b0, static_cast<int>(std::min<int64_t>(W, last - b0)), storage, storage + buf_size);
+      });
 }
 
 // Runs body over the whole batch: blocks in lanes, then the remainder too
