@@ -51,6 +51,7 @@ void add_grid(Plan<T>& plan) {
   }
   if (n1 == 0) return;
   const int64_t n2 = n / n1;
+  plan.pitch = n2 + W;
   plan.cols = complex_plan<T>(n1);
   plan.rows = complex_plan<T>(n2);
   plan.grid_re.resize(n);
@@ -70,12 +71,14 @@ void grid_forward(const Plan<T>& plan, std::complex<T>* data, std::complex<T>* w
   const Plan<T>& cols = *plan.cols;
   const Plan<T>& rows = *plan.rows;
   const int64_t n1 = cols.n, n2 = rows.n;
+  const int64_t pitch = plan.pitch;
   T* x = reinterpret_cast<T*>(data);
   T* m = reinterpret_cast<T*>(work);
-  // Columns j2..j2+W-1: element j1 at x[j1 n2 + j2]; the twiddled outputs
-  // go to the matrix in work in the same places.
+  // The matrix into scratch, row by row, then its columns j2..j2+W-1
+  // (element j1 at m[j1 pitch + j2]) transformed and twiddled in place.
+  for (int64_t j1 = 0; j1 < n1; ++j1) std::copy(data + j1 * n2, data + (j1 + 1) * n2, work + j1 * pitch);
   for_each_block<T>(n2, cols, [&](int64_t j2, int count, Block<T>* buf, Block<T>* scratch) {
-    gather(buf, x + 2 * j2, n1, 2 * n2, 1, 2, count, false);
+    gather(buf, m + 2 * j2, n1, 2 * pitch, 1, 2, count, false);
     cols.forward(buf, scratch);
     for (int64_t k1 = 1; k1 < n1; ++k1) {  // row 0 of the grid is all ones
       const T* wr = plan.grid_re.data() + k1 * n2 + j2;
@@ -91,11 +94,11 @@ void grid_forward(const Plan<T>& plan, std::complex<T>* data, std::complex<T>* w
       const Block<T> a = buf[k1];
       buf[k1] = {a.re * re - a.im * im, a.re * im + a.im * re};
     }
-    scatter(buf, m + 2 * j2, n1, 2 * n2, 1, 2, count, false);
+    scatter(buf, m + 2 * j2, n1, 2 * pitch, 1, 2, count, false);
   });
   // Rows k1..k1+W-1 of the matrix: element k2 goes to X[k1 + n1 k2].
   for_each_block<T>(n1, rows, [&](int64_t k1, int count, Block<T>* buf, Block<T>* scratch) {
-    gather(buf, m + 2 * k1 * n2, n2, 2, 1, 2 * n2, count, false);
+    gather(buf, m + 2 * k1 * pitch, n2, 2, 1, 2 * pitch, count, false);
     rows.forward(buf, scratch);
     scatter(buf, x + 2 * k1, n2, 2 * n1, 1, 2, count, false);
   });

@@ -34,6 +34,10 @@ constexpr int64_t kParallelWork = 1 << 15;
 // one transform at a time; more fill a block whose spare lanes are zeros.
 constexpr int kMinLanes = 2;
 
+// Transforms of at least this length run one at a time when they can (see
+// for_each_transform).
+constexpr int64_t kAloneLength = 16384;
+
 int64_t transform_work(int64_t n) {
   int64_t levels = 1;
   while ((int64_t{1} << levels) < n) ++levels;
@@ -63,10 +67,14 @@ void for_each_group(int64_t first, int64_t last, int64_t work_per_transform, int
 // small to fill a block one transform at a time. body is generic in the
 // element type of its buffers (Block<T> or std::complex<T>).
 template <class T, class Body>
-void for_each_transform(int64_t batch, int64_t n, int64_t buf_size, int64_t work_size, const Body& body) {
+void for_each_transform(int64_t batch, int64_t n, const fft::Plan<T>& plan, int64_t buf_size, const Body& body) {
   constexpr int W = Block<T>::kLanes;
   const int64_t rest = batch % W;
-  const int64_t blocked = rest >= kMinLanes ? batch : batch - rest;
+  int64_t blocked = rest >= kMinLanes ? batch : batch - rest;
+  // Long transforms with a grid run alone: a block of them would not fit in
+  // the cache, while the grid's columns and rows fill blocks anyway.
+  if (plan.n >= kAloneLength && (plan.cols || (plan.sub && plan.sub->cols))) blocked = 0;
+  const int64_t work_size = plan.work_size();
   const int64_t work = transform_work(n);
   for_each_group<T, Block<T>>(0, blocked, work, buf_size, work_size, body);
   for_each_group<T, std::complex<T>>(blocked, batch, work, buf_size, work_size, body);
@@ -87,7 +95,7 @@ void fft_c2c(const std::complex<T>* in, int64_t in_stride, int64_t in_dist, std:
   const auto plan = fft::complex_plan<T>(n);
   const T* src = reinterpret_cast<const T*>(in);
   T* dst = reinterpret_cast<T*>(out);
-  for_each_transform<T>(batch, n, n, plan->work_size(), [&](int64_t b0, int count, auto* buf, auto* work) {
+  for_each_transform<T>(batch, n, *plan, n, [&](int64_t b0, int count, auto* buf, auto* work) {
     fft::gather(buf, src + 2 * b0 * in_dist, n, 2 * in_stride, 1, 2 * in_dist, count, inverse);
     plan->forward(buf, work);
     fft::scatter(buf, dst + 2 * b0 * out_dist, n, 2 * out_stride, 1, 2 * out_dist, count, inverse);
@@ -109,7 +117,7 @@ void fft_r2c(const T* in, int64_t in_stride, int64_t in_dist, std::complex<T>* o
   const int64_t bins = n / 2 + 1;
   T* dst = reinterpret_cast<T*>(out);
   if (n % 2 != 0) {  // promote to complex, keep the first half of the spectrum
-    for_each_transform<T>(batch, n, n, inner.work_size(), [&](int64_t b0, int count, auto* buf, auto* work) {
+    for_each_transform<T>(batch, n, inner, n, [&](int64_t b0, int count, auto* buf, auto* work) {
       fft::gather_real(buf, in + b0 * in_dist, n, in_stride, in_dist, count);
       inner.forward(buf, work);
       fft::scatter(buf, dst + 2 * b0 * out_dist, bins, 2 * out_stride, 1, 2 * out_dist, count, false);
@@ -118,7 +126,7 @@ void fft_r2c(const T* in, int64_t in_stride, int64_t in_dist, std::complex<T>* o
   }
   const int64_t h = n / 2;
   const std::complex<T>* tw = plan->tw.data();
-  for_each_transform<T>(batch, n, h + 1, inner.work_size(), [&](int64_t b0, int count, auto* z, auto* work) {
+  for_each_transform<T>(batch, n, inner, h + 1, [&](int64_t b0, int count, auto* z, auto* work) {
     fft::gather(z, in + b0 * in_dist, h, 2 * in_stride, in_stride, in_dist, count, false);
     inner.forward(z, work);
     z[h] = z[0];
@@ -149,7 +157,7 @@ void fft_c2r(const std::complex<T>* in, int64_t in_stride, int64_t in_dist, T* o
   const T* src = reinterpret_cast<const T*>(in);
   const int64_t bins = n / 2 + 1;
   if (n % 2 != 0) {  // rebuild the whole Hermitian spectrum, inverse-transform it
-    for_each_transform<T>(batch, n, n, inner.work_size(), [&](int64_t b0, int count, auto* buf, auto* work) {
+    for_each_transform<T>(batch, n, inner, n, [&](int64_t b0, int count, auto* buf, auto* work) {
       fft::gather(buf, src + 2 * b0 * in_dist, bins, 2 * in_stride, 1, 2 * in_dist, count, false);
       fft::drop_imag(buf[0]);
       for (int64_t k = 1; k < bins; ++k) {  // buf holds conj(spectrum): inverse through forward
@@ -163,7 +171,7 @@ void fft_c2r(const std::complex<T>* in, int64_t in_stride, int64_t in_dist, T* o
   }
   const int64_t h = n / 2;
   const std::complex<T>* tw = plan->tw.data();
-  for_each_transform<T>(batch, n, h + 1, inner.work_size(), [&](int64_t b0, int count, auto* z, auto* work) {
+  for_each_transform<T>(batch, n, inner, h + 1, [&](int64_t b0, int count, auto* z, auto* work) {
     fft::gather(z, src + 2 * b0 * in_dist, h + 1, 2 * in_stride, 1, 2 * in_dist, count, false);
     fft::drop_imag(z[0]);
     fft::drop_imag(z[h]);

@@ -46,11 +46,18 @@ struct Plan {
   // transformed in SIMD blocks (length n1), multiplied by w^(k1 j2) with
   // w = exp(-2πi/n), its rows transformed in blocks (length n2) and read out
   // transposed: X[k1 + n1 k2] (the "four-step" FFT; fft_grid.cpp).
+  // The matrix is worked on in scratch with rows `pitch` apart, a little
+  // more than n2: walking down a column then touches distinct cache sets
+  // (n2 is often a power of two).
   std::shared_ptr<const Plan<T>> cols, rows;  // lengths n1, n2; null if unsplit
   std::vector<T> grid_re, grid_im;            // w^(k1 j2) at k1*n2 + j2
+  int64_t pitch = 0;
 
   // Elements of scratch that forward() needs next to its data.
-  int64_t work_size() const { return sub ? 2 * big : n; }
+  int64_t work_size() const {
+    if (sub) return big + sub->work_size();
+    return cols ? cols->n * pitch : n;
+  }
 
   // data[0..n) = F(data[0..n)) in place; work holds work_size() elements.
   // E is std::complex<T> (one transform) or Block<T> (a block of transforms

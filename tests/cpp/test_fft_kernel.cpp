@@ -499,3 +499,44 @@ TEST_CASE("fft_c2c: single long transforms run as a grid of SIMD blocks (four-st
     }
   }
 }
+
+TEST_CASE("fft batches of long transforms run one at a time through their grids", "[fft]") {
+  // n >= 16384 with a grid (or Bluestein's grid): each transform of the batch
+  // alone, in an interleaved layout, against double transforms one by one.
+  for (int64_t n : {16384, 20011}) {
+    const int64_t batch = 3;
+    const auto x = random_complex(n * batch, 37);
+    const auto xf = narrow<float>(x);
+    std::vector<std::complex<float>> yf(n * batch);
+    fft_c2c<float>(xf.data(), batch, 1, yf.data(), batch, 1, n, batch, true);
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<std::complex<double>> xb(n), yd(n);
+      for (int64_t j = 0; j < n; ++j) xb[j] = x[j * batch + b];
+      fft_c2c<double>(xb.data(), 1, n, yd.data(), 1, n, n, 1, true);
+      std::vector<std::complex<float>> got(n);
+      for (int64_t k = 0; k < n; ++k) got[k] = yf[k * batch + b];
+      INFO("n = " << n << " batch item " << b);
+      CHECK(rel_error(got, std::vector<LD>(yd.begin(), yd.end())) <= tolerance<float>(n));
+    }
+  }
+  // Real transforms of 32768 points: the half-length complex plan has a grid.
+  const int64_t n = 32768, bins = n / 2 + 1, batch = 2;
+  const auto x = random_complex(n * batch, 41);
+  std::vector<float> xr(n * batch);
+  for (int64_t i = 0; i < n * batch; ++i) xr[i] = static_cast<float>(x[i].real());
+  std::vector<std::complex<float>> spec(bins * batch);
+  std::vector<float> back(n * batch);
+  fft_r2c<float>(xr.data(), 1, n, spec.data(), 1, bins, n, batch);
+  fft_c2r<float>(spec.data(), 1, bins, back.data(), 1, n, n, batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<std::complex<double>> xb(n), yd(n);
+    for (int64_t j = 0; j < n; ++j) xb[j] = xr[b * n + j];
+    fft_c2c<double>(xb.data(), 1, n, yd.data(), 1, n, n, 1, false);
+    std::vector<std::complex<float>> got(spec.begin() + b * bins, spec.begin() + (b + 1) * bins);
+    INFO("real batch item " << b);
+    CHECK(rel_error(got, std::vector<LD>(yd.begin(), yd.begin() + bins)) <= tolerance<float>(n));
+    double err = 0;
+    for (int64_t j = 0; j < n; ++j) err = std::max(err, std::abs(back[b * n + j] / double(n) - xb[j].real()));
+    CHECK(err <= 2 * tolerance<float>(n));
+  }
+}
