@@ -3,8 +3,10 @@
 // (fft_lanes.h): a block is gathered into a contiguous buffer (lane l =
 // transform l), transformed in place by the cached plan (fft_plan.h), whose
 // every butterfly is then a vector operation, and scattered out. A few
-// transforms left over after the last full block run one at a time through
-// the same code with std::complex elements. Inverse transforms take the
+// transforms left over after the last full block, and long transforms
+// (whose plans run one transform as a grid of blocks, fft_grid.cpp), run one
+// at a time through the same code with std::complex elements. Threads claim
+// blocks one at a time (fft_parallel.h). Inverse transforms take the
 // conjugates on the way in and out (F^-1(x) = conj(F(conj(x))) unscaled),
 // which costs nothing extra since the copies happen anyway.
 #include <ember/core/cpu/fft_kernel.h>
@@ -26,8 +28,8 @@ using fft::cmul;
 using fft::conjugate;
 using fft::mul_neg_i;
 
-// Below this much work (points times passes) a batch runs on one thread:
-// forking costs more.
+// Each thread gets at least this much work (points times passes), or the
+// batch runs on fewer threads: forking costs more.
 constexpr int64_t kParallelWork = 1 << 15;
 
 // A remainder of fewer transforms than this after the last full block runs

@@ -162,8 +162,8 @@ TEST_CASE("fft_c2c: a batch big enough to run on several threads equals its tran
     double worst = 0;
     for (int64_t b = 0; b < batch; ++b) {
       fft_c2c<float>(in.data() + b * n, 1, n, one.data(), 1, n, n, 1, false);
-      std::vector<LD> want(one.begin(), one.end());
-      worst = std::max(worst, rel_error(std::vector<std::complex<float>>(all.begin() + b * n, all.begin() + (b + 1) * n), want));
+      const std::vector<std::complex<float>> got(all.begin() + b * n, all.begin() + (b + 1) * n);
+      worst = std::max(worst, rel_error(got, std::vector<LD>(one.begin(), one.end())));
     }
     INFO("n = " << n);
     CHECK(worst <= tolerance<float>(n));
