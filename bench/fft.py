@@ -1,7 +1,7 @@
 """FFTs on the CPU engine, ember next to PyTorch (when importable): complex and real transforms
 along the last dim of [256, 4096] (complex64/float32 and complex128/float64), a length with a large
 prime factor (4099: Bluestein), 2-D transforms over the last two dims of [64, 64, 64] (the inner dim
-runs as interleaved transforms), an irfft(rfft(x)) round trip, stft of 4 seconds-long 16 kHz
+runs as interleaved transforms), an irfft(rfft(x)) round trip, stft of four one-second 16 kHz
 signals, and forward + backward through autograd for two of them. One JSON line per workload with
 ms per call and ember's time over torch's.
 
