@@ -3,17 +3,20 @@
 // the front-end dispatches and lays out the batch).
 //
 // Every length n >= 1 runs in O(n log n): mixed-radix Stockham passes
-// (radix 4, 2, 3, 5 and a generic odd radix up to 13), and Bluestein's
-// chirp-z through a power-of-two FFT when n has a larger prime factor.
+// (radix 8, 4, 2, 3, 5 and a generic odd radix up to 13), and Bluestein's
+// chirp-z through a power-of-two FFT when n has a larger prime factor. A
+// batch runs in blocks of transforms side by side in SIMD lanes
+// (fft_lanes.h), a single long transform as a grid of shorter ones
+// (fft_grid.cpp).
 // Twiddles are computed in (long) double also for float. Plans are cached per
 // (length, precision), so repeated transforms of one length reuse them.
 //
 // Layout: transform b (of `batch`) reads in[b*in_dist + j*in_stride] and
 // writes out[b*out_dist + k*out_stride]; strides and dists count elements
-// (complex elements for complex arrays). Each transform is staged through a
-// private buffer, so out may be the very array in is (an in-place transform)
-// as long as no transform writes what another one reads. Batches are spread
-// over ember's CPU threads (cpu::parallel_for) when there is enough work.
+// (complex elements for complex arrays). Each block of transforms is staged
+// through a private buffer, so out may be the very array in is (an in-place
+// transform) as long as no transform writes what another one reads. Blocks
+// are spread over ember's CPU threads when there is enough work.
 //
 // Normalization is the caller's: the forward transform is
 //   X[k] = sum_j x[j] exp(-2πi jk/n)

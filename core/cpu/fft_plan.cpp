@@ -27,11 +27,13 @@ std::complex<double> unit_root(int64_t t, int64_t n) {
 
 namespace {
 
-// Radices in the order the passes take them: 4 first (fewest passes and
-// multiplies), then 2 for a leftover factor of two, then the odd primes.
+// Radices in the order the passes take them: 8 first (fewest passes over
+// the data and multiplies), then 4 or 2 for a leftover factor of two, then
+// the odd primes.
 std::vector<int64_t> radices(int64_t n) {
   std::vector<int64_t> out;
-  while (n % 4 == 0) out.push_back(4), n /= 4;
+  while (n % 8 == 0) out.push_back(8), n /= 8;
+  if (n % 4 == 0) out.push_back(4), n /= 4;
   if (n % 2 == 0) out.push_back(2), n /= 2;
   for (int64_t p = 3; p <= kMaxRadix; p += 2) {
     while (n % p == 0) out.push_back(p), n /= p;
@@ -95,18 +97,25 @@ std::shared_ptr<Plan<T>> bluestein_plan(int64_t n) {
   plan->kernel.resize(big);
   for (int64_t t = 0; t < n; ++t) plan->chirp[t] = narrow<T>(chirp[t]);
   for (int64_t t = 0; t < big; ++t) plan->kernel[t] = narrow<T>(kernel[t] / static_cast<double>(big));
+  std::shared_ptr<Plan<T>> sub;
   if constexpr (std::is_same_v<T, double>) {
-    plan->sub = exact;
+    sub = exact;
   } else {
-    plan->sub = stockham_plan<T>(big, factors);
+    sub = stockham_plan<T>(big, factors);
   }
+  add_grid(*sub);
+  plan->sub = sub;
   return plan;
 }
 
 template <class T>
 std::shared_ptr<const Plan<T>> build_complex(int64_t n) {
   const std::vector<int64_t> factors = radices(n);
-  if (n == 1 || !factors.empty()) return stockham_plan<T>(n, factors);
+  if (n == 1 || !factors.empty()) {
+    std::shared_ptr<Plan<T>> plan = stockham_plan<T>(n, factors);
+    add_grid(*plan);
+    return plan;
+  }
   return bluestein_plan<T>(n);
 }
 
@@ -160,29 +169,33 @@ class PlanCache {
 }  // namespace
 
 template <class T>
-void Plan<T>::forward(std::complex<T>* data, std::complex<T>* work) const {
-  using C = std::complex<T>;
+template <class E>
+void Plan<T>::forward(E* data, E* work) const {
   if (sub) {
     // Bluestein: chirp, convolve with the kernel through the power-of-two
     // FFT (the inverse as conj(F(conj))), chirp again.
-    C* a = work;
-    C* sub_work = work + big;
+    E* a = work;
+    E* sub_work = work + big;
     for (int64_t j = 0; j < n; ++j) a[j] = cmul(data[j], chirp[j]);
-    std::fill(a + n, a + big, C{});
+    std::fill(a + n, a + big, E{});
     sub->forward(a, sub_work);
-    for (int64_t k = 0; k < big; ++k) a[k] = std::conj(cmul(a[k], kernel[k]));
+    for (int64_t k = 0; k < big; ++k) a[k] = conjugate(cmul(a[k], kernel[k]));
     sub->forward(a, sub_work);
-    for (int64_t k = 0; k < n; ++k) data[k] = cmul(std::conj(a[k]), chirp[k]);
+    for (int64_t k = 0; k < n; ++k) data[k] = cmul(conjugate(a[k]), chirp[k]);
     return;
   }
-  C* src = data;
-  C* dst = work;
+  if constexpr (std::is_same_v<E, std::complex<T>>) {
+    if (cols) return grid_forward(*this, data, work);
+  }
+  E* src = data;
+  E* dst = work;
   for (const Pass<T>& pass : passes) {
     switch (pass.p) {
       case 2: pass2(pass, src, dst); break;
       case 3: pass3(pass, src, dst); break;
       case 4: pass4(pass, src, dst); break;
       case 5: pass5(pass, src, dst); break;
+      case 8: pass8(pass, src, dst); break;
       default: pass_odd(pass, src, dst); break;
     }
     std::swap(src, dst);
@@ -206,6 +219,10 @@ std::shared_ptr<const RealPlan<T>> real_plan(int64_t n) {
 
 template struct Plan<float>;
 template struct Plan<double>;
+template void Plan<float>::forward(std::complex<float>*, std::complex<float>*) const;
+template void Plan<double>::forward(std::complex<double>*, std::complex<double>*) const;
+template void Plan<float>::forward(Block<float>*, Block<float>*) const;
+template void Plan<double>::forward(Block<double>*, Block<double>*) const;
 template std::shared_ptr<const Plan<float>> complex_plan<float>(int64_t);
 template std::shared_ptr<const Plan<double>> complex_plan<double>(int64_t);
 template std::shared_ptr<const RealPlan<float>> real_plan<float>(int64_t);

@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include <ember/core/cpu/fft_lanes.h>
+
 namespace ember::cpu::fft {
 
 // Prime factors up to this size run as radix passes; a larger one makes the
@@ -39,12 +41,38 @@ struct Plan {
   std::vector<std::complex<T>> chirp;   // c[0..n)
   std::vector<std::complex<T>> kernel;  // F(conj(c) wrapped to length big) / big
 
+  // Long lengths also split n = n1 * n2 for one transform at a time (the
+  // passes serve blocks): the n points as an n1 x n2 matrix, its columns
+  // transformed in SIMD blocks (length n1), multiplied by w^(k1 j2) with
+  // w = exp(-2πi/n), its rows transformed in blocks (length n2) and read out
+  // transposed: X[k1 + n1 k2] (the "four-step" FFT; fft_grid.cpp).
+  // The matrix is worked on in scratch with rows `pitch` apart, a little
+  // more than n2: walking down a column then touches distinct cache sets
+  // (n2 is often a power of two).
+  std::shared_ptr<const Plan<T>> cols, rows;  // lengths n1, n2; null if unsplit
+  std::vector<T> grid_re, grid_im;            // w^(k1 j2) at k1*n2 + j2
+  int64_t pitch = 0;
+
   // Elements of scratch that forward() needs next to its data.
-  int64_t work_size() const { return sub ? 2 * big : n; }
+  int64_t work_size() const {
+    if (sub) return big + sub->work_size();
+    return cols ? cols->n * pitch : n;
+  }
 
   // data[0..n) = F(data[0..n)) in place; work holds work_size() elements.
-  void forward(std::complex<T>* data, std::complex<T>* work) const;
+  // E is std::complex<T> (one transform) or Block<T> (a block of transforms
+  // in SIMD lanes, fft_lanes.h).
+  template <class E>
+  void forward(E* data, E* work) const;
 };
+
+// The n1 x n2 split of a plan with `cols` (fft_grid.cpp): adds it to a plan
+// of length n when n is long and has a split with both sides multiples of
+// the SIMD block width, and runs it.
+template <class T>
+void add_grid(Plan<T>& plan);
+template <class T>
+void grid_forward(const Plan<T>& plan, std::complex<T>* data, std::complex<T>* work);
 
 // Real transforms of length n. Even n: the n reals are packed as n/2 complex
 // numbers (even samples real, odd ones imaginary) and run through the plan of
