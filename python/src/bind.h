@@ -45,6 +45,11 @@ Device to_device(py::handle obj, Device dflt = kCPU);
 
 // A Tensor, or a Python number turned into a wrapped-number tensor.
 Tensor to_tensor_arg(py::handle obj, const char* op);
+// A Python/numpy complex number or a complex tensor: the fill values the real
+// Scalar path cannot carry. complex_fill_value gives it as a tensor to copy_
+// from, or raises TypeError naming `op` when `target` is not complex.
+bool is_complex_value(py::handle obj);
+Tensor complex_fill_value(py::handle obj, DType target, const char* op);
 // A Python number as a Scalar; throws TypeError naming `op` otherwise.
 Scalar to_scalar(py::handle obj, const char* op);
 // An int, or a sequence of ints (also varargs already packed in a tuple).

@@ -94,6 +94,18 @@ Tensor complex_number_tensor(py::handle obj) {
 }
 }  // namespace
 
+bool is_complex_value(py::handle obj) {
+  if (py::isinstance<Tensor>(obj)) return is_complex(obj.cast<Tensor>().dtype());
+  if (py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj)) return false;
+  return is_complex_number(obj);
+}
+
+Tensor complex_fill_value(py::handle obj, DType target, const char* op) {
+  EMBER_CHECK(is_complex(target), TypeError, op, ": a complex value cannot fill a ", dtype_name(target),
+              " tensor; make the tensor complex (dtype=ember.complex64) or pass a real value");
+  return py::isinstance<Tensor>(obj) ? obj.cast<Tensor>() : complex_number_tensor(obj);
+}
+
 Tensor to_tensor_arg(py::handle obj, const char* op) {
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
   if (py::isinstance<py::bool_>(obj) || py::isinstance<py::int_>(obj) || py::isinstance<py::float_>(obj)) {

@@ -50,6 +50,7 @@ void init_copy(py::module_& m) {
           EMBER_CHECK(value.dim() == 0, Error, "fill_: only supports a 0-dimension value tensor, but got a tensor with ",
                       value.dim(), " dimensions");
         }
+        if (is_complex_value(v)) return t.copy_(complex_fill_value(v, t.dtype(), "fill_"));
         return t.fill_(to_scalar(v, "fill_"));
       }, py::arg("value"))
       .def("zero_", &Tensor::zero_)

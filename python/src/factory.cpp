@@ -32,6 +32,11 @@ void init_factory(py::module_& m) {
   sized("ones", [](const Shape& s, DType d, Device dev) { return ones(s, d, dev); });
   sized("empty", [](const Shape& s, DType d, Device dev) { return empty(s, d, dev); });
   m.def("full", [](py::object size, py::object value, py::object dtype, py::object device, bool requires_grad) {
+    if (is_complex_value(value)) {
+      const DType dt = to_optional_dtype(dtype).value_or(complex_dtype_for(default_float_dtype()));
+      Tensor out = empty(to_int_list(size, "full"), dt, factory_device(device));
+      return finish(out.copy_(complex_fill_value(value, dt, "full")), requires_grad);
+    }
     const Scalar v = to_scalar(value, "full");
     return finish(full(to_int_list(size, "full"), v, to_optional_dtype(dtype), factory_device(device)), requires_grad);
   }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
@@ -49,6 +54,12 @@ void init_factory(py::module_& m) {
   like("ones_like", [](const Tensor& t, std::optional<DType> d) { return ones_like(t, d); });
   like("empty_like", [](const Tensor& t, std::optional<DType> d) { return empty_like(t, d); });
   m.def("full_like", [](const Tensor& t, py::object value, py::object dtype, py::object device, bool requires_grad) {
+    if (is_complex_value(value)) {
+      Tensor out = empty_like(t, to_optional_dtype(dtype));
+      out.copy_(complex_fill_value(value, out.dtype(), "full_like"));
+      if (!device.is_none()) out = out.to(to_device(device));
+      return finish(out, requires_grad);
+    }
     Tensor out = full_like(t, to_scalar(value, "full_like"), to_optional_dtype(dtype));
     if (!device.is_none()) out = out.to(to_device(device));
     return finish(out, requires_grad);

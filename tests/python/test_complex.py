@@ -482,3 +482,18 @@ def test_adam_on_a_complex_parameter_matches_torch():
             tp.grad = torch.tensor(g.copy())
             topt.step()
         np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_complex_fill_values():
+    assert ember.full((2,), 1 - 2j).tolist() == [1 - 2j, 1 - 2j]
+    assert ember.full((2,), 1j).dtype == ember.complex64
+    assert ember.full((1,), 1j, dtype=ember.complex128).dtype == ember.complex128
+    z = ember.zeros(3, dtype=ember.complex64).fill_(2 + 1j)
+    assert z.tolist() == [2 + 1j] * 3
+    z.fill_(ember.tensor(3j))
+    assert z.tolist() == [3j] * 3
+    assert ember.full_like(z, 0.5 - 1j).tolist() == [0.5 - 1j] * 3
+    with pytest.raises(TypeError, match="fill_: a complex value cannot fill a float32 tensor"):
+        ember.zeros(2).fill_(1j)
+    with pytest.raises(TypeError, match="full: a complex value cannot fill a float32 tensor"):
+        ember.full((2,), 1j, dtype=ember.float32)
