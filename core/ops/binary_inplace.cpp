@@ -78,8 +78,9 @@ Tensor& assign_result(Tensor& self, const Tensor& result, const char* op) {
   autograd::check_inplace(self, op);
   EMBER_CHECK(result.shape() == self.shape(), Error, op, ": output with shape ", shape_str(self.shape()),
               " doesn't match the broadcast shape ", shape_str(result.shape()));
+  // Casting down within a category is allowed (float32 += float64, complex64 += complex128), up is not.
   EMBER_CHECK(promote_types(result.dtype(), self.dtype()) == self.dtype() ||
-                  (is_floating(self.dtype()) && !is_complex(result.dtype())),
+                  (is_floating(self.dtype()) && !is_complex(result.dtype())) || is_complex(self.dtype()),
               Error, op, ": result type ", dtype_name(result.dtype()),
               " can't be cast to the desired output type ", dtype_name(self.dtype()));
   return assign_inplace(self, result);

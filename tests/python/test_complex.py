@@ -181,6 +181,10 @@ def test_inplace():
     z += 1j
     z *= ember.from_numpy(a)
     close(z, (a + 1j) * a, 1e-12)
+    w = ember.from_numpy(a.astype(np.complex64))
+    w += ember.from_numpy(a)  # complex128 and float64 results cast down into complex64, as in torch
+    w *= ember.ones(3, dtype=ember.float64)
+    close(w, (2 * a).astype(np.complex64), 1e-5)
     x = ember.ones(3)
     with pytest.raises(RuntimeError, match="result type complex64 can't be cast to the desired output type float32"):
         x.mul_(1j)
