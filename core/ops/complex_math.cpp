@@ -116,6 +116,17 @@ Tensor ne(const Tensor& a, const Tensor& b) { return logical_not(complex_ops::eq
 
 Tensor neg(const Tensor& z) { return join(ember::neg(ember::real(z)), ember::neg(ember::imag(z))); }
 
+namespace {
+// num / den where den (real) is non-zero, 0 where it is zero: the value |z|'s
+// gradient and sgn take at z = 0. The divisor is made safe first so that no
+// NaN reaches the gradient through the unused branch.
+Tensor over_nonzero(const Tensor& num, const Tensor& den) {
+  const Tensor nonzero = ember::ne(den, zeros_for(den));
+  const Tensor safe = where(nonzero, den, ones({}, den.dtype(), den.device()));
+  return where(nonzero, ember::div(num, safe), zeros_for(den));
+}
+}  // namespace
+
 Tensor abs(const Tensor& z) {
   Tensor out;
   {
@@ -126,21 +137,13 @@ Tensor abs(const Tensor& z) {
     // d|z| gives g * z / |z| in PyTorch's convention, and 0 at z = 0.
     autograd::record("AbsBackward0", {z}, {out}, {z, out},
                      [](const autograd::TensorList& g, const autograd::TensorList& s, const std::vector<bool>&) {
-                       const Tensor nonzero = ember::ne(s[1], zeros_for(s[1]));
-                       const Tensor safe = where(nonzero, s[1], ones({}, s[1].dtype(), s[1].device()));
-                       const Tensor scale = where(nonzero, ember::div(g[0], safe), zeros_for(s[1]));
-                       return autograd::TensorList{complex_ops::mul(s[0], scale)};
+                       return autograd::TensorList{complex_ops::mul(s[0], over_nonzero(g[0], s[1]))};
                      });
   }
   return out;
 }
 
-Tensor sgn(const Tensor& z) {
-  const Tensor a = complex_ops::abs(z);
-  const Tensor nonzero = ember::ne(a, zeros_for(a));
-  const Tensor safe = where(nonzero, a, ones({}, a.dtype(), a.device()));
-  return complex_ops::mul(complex_ops::div(z, safe), nonzero.to(a.dtype()));
-}
+Tensor sgn(const Tensor& z) { return over_nonzero(z, complex_ops::abs(z)); }
 
 Tensor exp(const Tensor& z) {
   const Tensor e = ember::exp(ember::real(z)), im = ember::imag(z);

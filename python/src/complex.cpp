@@ -13,15 +13,13 @@ Tensor sgn_any(const Tensor& t) { return is_complex(t.dtype()) ? complex_ops::sg
 
 Tensor conj_physical_any(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t.clone(); }
 
-// A real tensor is its own real part and conjugate: the same Python object, as torch.
-py::object real_py(py::object self) {
-  const Tensor t = self.cast<Tensor>();
-  return is_complex(t.dtype()) ? py::cast(real(t)) : self;
-}
+bool is_complex_tensor(const Tensor& t) { return is_complex(t.dtype()); }
 
-py::object conj_py(py::object self) {
+// A real tensor is its own real part and conjugate: the same Python object, as torch.
+template <Tensor (*F)(const Tensor&)>
+py::object self_if_real(py::object self) {
   const Tensor t = self.cast<Tensor>();
-  return is_complex(t.dtype()) ? py::cast(conj(t)) : self;
+  return is_complex(t.dtype()) ? py::cast(F(t)) : self;
 }
 
 // `x.real = value` writes value into the real parts, as torch.
@@ -34,23 +32,23 @@ void set_part(Tensor& t, py::handle value, bool imaginary) {
 void init_complex(py::module_& m) {
   m.def("view_as_real", &view_as_real, py::arg("input"));
   m.def("view_as_complex", &view_as_complex, py::arg("input"));
-  m.def("real", &real_py, py::arg("input"));
+  m.def("real", &self_if_real<real>, py::arg("input"));
   m.def("imag", &imag, py::arg("input"));
   m.def("complex", &complex, py::arg("real"), py::arg("imag"));
   m.def("polar", &polar, py::arg("abs"), py::arg("angle"));
-  m.def("conj", &conj_py, py::arg("input"));
+  m.def("conj", &self_if_real<conj>, py::arg("input"));
   m.def("conj_physical", &conj_physical_any, py::arg("input"));
   m.def("angle", &angle, py::arg("input"));
   m.def("sgn", &sgn_any, py::arg("input"));
-  m.def("is_complex", [](const Tensor& t) { return is_complex(t.dtype()); }, py::arg("input"));
+  m.def("is_complex", &is_complex_tensor, py::arg("input"));
   tensor_class()
-      .def_property("real", &real_py, [](Tensor& t, py::handle v) { set_part(t, v, false); })
+      .def_property("real", &self_if_real<real>, [](Tensor& t, py::handle v) { set_part(t, v, false); })
       .def_property("imag", &imag, [](Tensor& t, py::handle v) { set_part(t, v, true); })
-      .def("conj", &conj_py)
+      .def("conj", &self_if_real<conj>)
       .def("conj_physical", &conj_physical_any)
       .def("angle", &angle)
       .def("sgn", &sgn_any)
-      .def("is_complex", [](const Tensor& t) { return is_complex(t.dtype()); });
+      .def("is_complex", &is_complex_tensor);
 }
 
 }  // namespace ember::python
