@@ -30,7 +30,8 @@
 #     --implementation cp --platform manylinux2014_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
 # Environment: OUT, PYTHON (python3), JOBS (nproc), PYTEST_WORKERS (JOBS, at
 # most 8; used when pytest-xdist is installed), EMBER_CUDA_ARCHS (90),
-# EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900), STEPS (the
+# EMBER_GPU_STRICT (0), STEP_TIMEOUT seconds per test step (900; STEP_TIMEOUT_<step>
+# for one step), STEPS (the
 # steps to run, default "cpp cuda suite examples bench"; the build always runs
 # and is a no-op when build/gpu is current). The device tool allows 10 minutes
 # a call and keeps build/gpu between calls of one session, so split a first run:
@@ -45,6 +46,8 @@ jobs=${JOBS:-$(nproc)}
 archs=${EMBER_CUDA_ARCHS:-90}
 strict=${EMBER_GPU_STRICT:-0}
 step_timeout=${STEP_TIMEOUT:-900}
+# STEP_TIMEOUT_<step> (STEP_TIMEOUT_cuda=200, say) overrides it for one step.
+limit() { local v="STEP_TIMEOUT_$1"; echo "${!v:-$step_timeout}"; }
 steps=" ${STEPS:-cpp cuda suite examples bench} "
 wants() { [[ $steps == *" $1 "* ]]; }
 build=$root/build/gpu
@@ -120,11 +123,11 @@ fi
 grep -E '^(PROBLEM|OK):' "$out/env.log" | sed 's/^/    collect_env: /' | tee -a "$summary"
 
 # ---- 3. C++ tests
-wants cpp && run_step cpp 1 timeout "$step_timeout" "$build/ember_tests"
+wants cpp && run_step cpp 1 timeout "$(limit cpp)" "$build/ember_tests"
 
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 if wants cuda; then
-EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$step_timeout" "${pytest_env[@]}" \
+EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$(limit cuda)" "${pytest_env[@]}" \
   "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
@@ -138,7 +141,7 @@ fi
 
 # ---- 5. the whole suite on the GPU
 if wants suite; then
-  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$step_timeout" "${pytest_env[@]}" \
+  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$(limit suite)" "${pytest_env[@]}" \
     "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python
   note "    suite: $(pytest_tail "$out/suite.log")"
 fi
@@ -160,7 +163,7 @@ examples_ok() {
 if wants examples; then
   export python build
   export -f mnist_on_gpu
-  if run_step examples 1 timeout "$step_timeout" bash -c mnist_on_gpu; then
+  if run_step examples 1 timeout "$(limit examples)" bash -c mnist_on_gpu; then
     grep -E 'epoch|final|val' "$out/examples.log" | tail -n 12 | sed 's/^/    | /' | tee -a "$summary"
     if ! examples_ok; then note "    examples: FAILED: MNIST accuracy on the GPU $(accuracy_at 4)% (needs 98), DDP $(accuracy_at 7)% (needs 97)"; failed=1; fi
   fi
@@ -168,7 +171,7 @@ fi
 
 # ---- 7. GPU benchmarks, ember next to PyTorch in the same run
 if wants bench; then
-  run_step bench 0 timeout "$step_timeout" "$python" -m bench --device cuda
+  run_step bench 0 timeout "$(limit bench)" "$python" -m bench --device cuda
   grep -E '"id"' "$out/bench.log" | sed 's/^/    | /' | tee -a "$summary"
 fi
 
