@@ -88,6 +88,18 @@ foreach(_i RANGE ${_last})
 endforeach()
 set(CMAKE_CUDA_ARCHITECTURES ${_cmake_archs})
 enable_language(CUDA)
+# CMake links libember with nvcc's implicit library folders, which include its
+# host compiler's. Where that is another toolchain (a GPU image's /opt/gcc), its
+# libstdc++.a is found before the system's libstdc++.so and linked into
+# libember: a second C++ runtime that crashes next to the process's own. Only
+# the CUDA toolkit's folders are needed.
+set(ember_cuda_link_dirs)
+foreach(dir IN LISTS CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES)
+  if(dir MATCHES "cuda")
+    list(APPEND ember_cuda_link_dirs ${dir})
+  endif()
+endforeach()
+set(CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES ${ember_cuda_link_dirs})
 set(CMAKE_CUDA_STANDARD 17)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 message(STATUS "ember: CUDA ${CUDAToolkit_VERSION}, architectures ${EMBER_CUDA_ARCH_LIST}")

@@ -4,6 +4,7 @@
 #ifdef EMBER_CATCH2_V3
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 using Catch::Approx;
 #else
 #include <catch2/catch.hpp>

@@ -108,8 +108,13 @@ fi
   >>"$out/env.log" 2>&1
 
 # ---- 2. build
+# The system g++, whose libstdc++.so is the one the process loads, rather
+# than the image's CXX (a separate toolchain in /opt/gcc): once a libstdc++.a
+# from there ended up inside libember (cmake/cxx_runtime.cmake now refuses it).
+cxx=${EMBER_CXX:-$([ -x /usr/bin/g++ ] && echo /usr/bin/g++)}
 build_ember() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
+    ${cxx:+-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx"} \
     -DEMBER_CUDA_ARCHS="$archs" -DEMBER_BUILD_TESTS=ON -DEMBER_EMULATION_TESTS=OFF -DEMBER_BUILD_PYTHON=ON \
     -DPython_EXECUTABLE="$(command -v "$python")" &&
     cmake --build "$build" -j "$jobs" &&
