@@ -101,7 +101,7 @@ py::object nonzero_result(const Tensor& t, bool as_tuple) {
   if (!as_tuple) return py::cast(nz);
   py::tuple out(std::max<int64_t>(t.dim(), 1));
   if (t.dim() == 0) {
-    out[0] = py::cast(zeros({nz.size(0)}, DType::Int64));  // [0] when nonzero, else empty
+    out[0] = py::cast(zeros({nz.size(0)}, DType::Int64, t.device()));  // [0] when nonzero, else empty
     return out;
   }
   for (int64_t k = 0; k < t.dim(); ++k) out[k] = py::cast(nz.select(1, k).contiguous());

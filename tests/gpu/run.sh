@@ -82,6 +82,20 @@ pytest_tail() {  # the pytest result line of a log, for the summary
   grep -E '(passed|failed|error|skipped|no tests ran)' "$1" | tail -n 1
 }
 
+# Each pytest step writes its failures as they happen (tests/python/
+# failure_log.py), so that they reach the summary even when a crashed worker
+# takes pytest-xdist's own report down; a test whose process died is CRASHED.
+failure_log() { echo "$build/failures-$1.txt"; }
+report_failures() {
+  local log; log=$(failure_log "$1")
+  for running in "$log".running.*; do
+    [ -e "$running" ] && sed 's/^/CRASHED /' "$running" >>"$log" && rm -f "$running"
+  done
+  [ -s "$log" ] || return 0
+  note "    $1: $(wc -l <"$log") failing tests:"
+  head -n 60 "$log" | sed 's/^/    | /' | tee -a "$summary"
+}
+
 # Python packages missing there (scipy-openblas32 for the BLAS, say) travel as
 # wheels in .whl/ (see the device tool's README) and are installed first.
 if compgen -G "$root/.whl/*.whl" >/dev/null; then
@@ -132,9 +146,11 @@ wants cpp && run_step cpp 1 timeout "$(limit cpp)" "$build/ember_tests"
 
 # ---- 4. the CUDA tests: on a GPU machine none of the GPU tests may skip
 if wants cuda; then
-EMBER_TEST_DEVICE=cuda run_step cuda 1 timeout "$(limit cuda)" "${pytest_env[@]}" \
+rm -f "$(failure_log cuda)"*
+EMBER_TEST_DEVICE=cuda EMBER_FAILURE_LOG=$(failure_log cuda) run_step cuda 1 timeout "$(limit cuda)" "${pytest_env[@]}" \
   "$python" -m pytest -q -rfEs -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python/test_cuda*.py tests/python/test_collect_env.py tests/python/test_distributed_nccl.py
 note "    cuda: $(pytest_tail "$out/cuda.log")"
+report_failures cuda
 if ! "$python" -c "import ember, sys; sys.exit(0 if ember._C._cuda.is_available() else 1)"; then
   note "    cuda: FAILED: ember sees no usable GPU: $("$python" -c 'import ember; print(ember._C._cuda.unavailable_reason())')"
   failed=1
@@ -146,9 +162,11 @@ fi
 
 # ---- 5. the whole suite on the GPU
 if wants suite; then
-  EMBER_TEST_DEVICE=cuda run_step suite "$strict" timeout "$(limit suite)" "${pytest_env[@]}" \
+  rm -f "$(failure_log suite)"*
+  EMBER_TEST_DEVICE=cuda EMBER_FAILURE_LOG=$(failure_log suite) run_step suite "$strict" timeout "$(limit suite)" "${pytest_env[@]}" \
     "$python" -m pytest -q -rfE -o faulthandler_timeout=120 -p no:cacheprovider "${pytest_workers[@]}" tests/python
   note "    suite: $(pytest_tail "$out/suite.log")"
+  report_failures suite
 fi
 
 # ---- 6. the examples on the GPU: the MNIST convnet must train as on the CPU
