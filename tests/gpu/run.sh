@@ -15,7 +15,8 @@
 #                 reported but only fails the run with EMBER_GPU_STRICT=1
 #   6. examples   examples/mnist.py on the GPU (must reach 98%), examples/ddp_mnist.py
 #                 over NCCL under ember-run (one process: one GPU), a short gpt.py
-#   7. bench      bench/ on the GPU, ember next to PyTorch
+#   7. bench      bench/ on the GPU, ember next to PyTorch: W1-W6, the attention,
+#                 layer norm and dropout probes, and a profiled W3 step
 # A test that runs past 120 s (a kernel that never ends, say) gets every
 # thread's Python stack dumped into its log (pytest's faulthandler_timeout).
 # Logs: one file per step under $OUT (default build/gpu-logs) and summary.txt
@@ -51,6 +52,7 @@ limit() { local v="STEP_TIMEOUT_$1"; echo "${!v:-$step_timeout}"; }
 steps=" ${STEPS:-cpp cuda suite examples bench} "
 wants() { [[ $steps == *" $1 "* ]]; }
 build=$root/build/gpu
+export python build  # for the steps that run a shell function under timeout
 summary=$out/summary.txt
 : >"$summary"
 failed=0
@@ -184,7 +186,6 @@ examples_ok() {
   awk -v m="$(accuracy_at 4)" -v d="$(accuracy_at 7)" 'BEGIN { exit !(m >= 98 && d >= 97) }'
 }
 if wants examples; then
-  export python build
   export -f mnist_on_gpu
   if run_step examples 1 timeout "$(limit examples)" bash -c mnist_on_gpu; then
     grep -E 'epoch|final|val' "$out/examples.log" | tail -n 12 | sed 's/^/    | /' | tee -a "$summary"
@@ -193,9 +194,21 @@ if wants examples; then
 fi
 
 # ---- 7. GPU benchmarks, ember next to PyTorch in the same run
+# W1-W6, then the probes behind W3 (attention, layer norm, dropout) and one
+# profiled W3 step, ember's kernels named one by one (bench/profile_gpt.py).
+gpu_benchmarks() {
+  local rc=0
+  "$python" -m bench --device cuda || rc=1
+  "$python" -m bench.attention || rc=1
+  "$python" -m bench.norm --device cuda --dtype bfloat16 || rc=1
+  "$python" -m bench.dropout --device cuda || rc=1
+  "$python" -m bench.profile_gpt --rows 40 || rc=1
+  return $rc
+}
 if wants bench; then
-  run_step bench 0 timeout "$(limit bench)" "$python" -m bench --device cuda
-  grep -E '"id"' "$out/bench.log" | sed 's/^/    | /' | tee -a "$summary"
+  export -f gpu_benchmarks
+  run_step bench 0 timeout "$(limit bench)" bash -c gpu_benchmarks
+  grep -E '^\{' "$out/bench.log" | sed 's/^/    | /' | tee -a "$summary"
 fi
 
 if [ $failed -ne 0 ]; then
