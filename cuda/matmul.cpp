@@ -1,7 +1,8 @@
 // The matmul family on the GPU: every product is one cuBLAS call,
-// cublasGemmStridedBatchedEx when each operand's batch dims collapse into a
-// single stride (the usual case, broadcast operands included), otherwise
-// cublasGemmBatchedEx over a device array of matrix pointers.
+// cublasGemmEx for a single matrix product, cublasGemmStridedBatchedEx when
+// each operand's batch dims collapse into a single stride (the usual case,
+// broadcast operands included), otherwise cublasGemmBatchedEx over a device
+// array of matrix pointers.
 //
 // cuBLAS is column-major: ember's row-major out [M, N] is, to cuBLAS, the
 // column-major N x M matrix out^T = b^T a^T, so b is cuBLAS's first operand
@@ -205,6 +206,11 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
   const int count = to_int(batch, "the batch size");
   cublasHandle_t handle = cublas_handle(index);
 
+  if (count == 1) {  // a single product: plain GEMM, whose heuristics PyTorch's mm also gets
+    EMBER_CUBLAS_CHECK(cublasGemmEx(handle, B.op, A.op, m, n, k, alpha_p, B.t.data_ptr(), dt, lda, A.t.data_ptr(), dt,
+                                    ldb, beta_p, out.data_ptr(), dt, ldc, ct, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
   int64_t sa = 0, sb = 0;
   if (batch_stride(A.t, sa) && batch_stride(B.t, sb)) {
     EMBER_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, B.op, A.op, m, n, k, alpha_p, B.t.data_ptr(), dt, lda, sb,
