@@ -99,6 +99,9 @@ if __name__ == "__main__":
         after = F.softmax(model(torch.eye(7)[3])[0], -1)[1].item()
     steps = optimizer.state[next(model.parameters())]["step"].item()
     print(f"episodes {counter.value} shared adam steps {steps:.0f} p(right) {before:.2f} -> {after:.2f}")
-    ok = (all(p.exitcode == 0 for p in procs) and counter.value == 120 and steps == 120
+    # Hogwild: the workers bump the shared step counter without a lock, so an increment can be
+    # lost when both update at once (113 of 120 once on a busy machine); more than one worker's
+    # 60 shows that the optimizer state is shared.
+    ok = (all(p.exitcode == 0 for p in procs) and counter.value == 120 and 60 < steps <= 120
           and model.body.weight.is_shared() and after > 0.8)
     print("RESULT", "ok" if ok else "bad", f"{after:.2f}")
