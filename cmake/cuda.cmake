@@ -92,10 +92,12 @@ enable_language(CUDA)
 # host compiler's. Where that is another toolchain (a GPU image's /opt/gcc), its
 # libstdc++.a is found before the system's libstdc++.so and linked into
 # libember: a second C++ runtime that crashes next to the process's own. Only
-# the CUDA toolkit's folders are needed.
+# the folders of the CUDA runtime (cudart, cudadevrt, the driver stub) are
+# needed; cmake/cxx_runtime.cmake checks the result after every link.
 set(ember_cuda_link_dirs)
 foreach(dir IN LISTS CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES)
-  if(dir MATCHES "cuda")
+  file(GLOB ember_cuda_runtime "${dir}/libcudart*" "${dir}/libcudadevrt*" "${dir}/libcuda.so")
+  if(ember_cuda_runtime)
     list(APPEND ember_cuda_link_dirs ${dir})
   endif()
 endforeach()
