@@ -2,24 +2,16 @@
 // GPU it must refuse clearly; with one, tensors round-trip through the device
 // and the allocator, streams and events work. The GPU cases return early
 // (with a warning saying why) on machines without a GPU.
-#include <ember/cuda/cuda_api.h>
 
+#include "cuda_util.h"
 #include "util.h"
 
 using namespace ember;
+using test::have_gpu;
+using test::kCuda0;
 using test::require_throws;
 using test::require_values;
 using test::values;
-
-namespace {
-const Device kCuda0(DeviceType::CUDA, 0);
-
-bool have_gpu() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: no usable CUDA GPU: " << cuda::unavailable_reason());
-  return false;
-}
-}  // namespace
 
 TEST_CASE("without a GPU the seam answers queries and refuses allocations clearly", "[cuda_device]") {
   if (cuda::is_available()) return;

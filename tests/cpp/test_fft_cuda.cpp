@@ -9,22 +9,16 @@
 #include <vector>
 
 #include <ember/core/cpu/fft_kernel.h>
-#include <ember/cuda/cuda_api.h>
 #include <ember/cuda/fft.h>
 
+#include "cuda_util.h"
 #include "util.h"
 
 using namespace ember;
+using test::have_gpu;
+using test::kCuda0;
 
 namespace {
-
-const Device kCuda0(DeviceType::CUDA, 0);
-
-bool have_gpu() {
-  if (cuda::is_available()) return true;
-  WARN("skipped: no usable CUDA GPU: " << cuda::unavailable_reason());
-  return false;
-}
 
 // Host values moved to the GPU and back, through a real tensor of the same bytes.
 template <class T>
