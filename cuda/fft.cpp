@@ -260,17 +260,7 @@ void fft_c2r(const std::complex<T>* in, int64_t in_stride, int64_t in_dist, T* o
 
 void fft_clear_plan_cache() { plan_cache().clear(); }
 
-template void fft_c2c<float>(const std::complex<float>*, int64_t, int64_t, std::complex<float>*, int64_t, int64_t,
-                             int64_t, int64_t, bool, int);
-template void fft_c2c<double>(const std::complex<double>*, int64_t, int64_t, std::complex<double>*, int64_t,
-                              int64_t, int64_t, int64_t, bool, int);
-template void fft_r2c<float>(const float*, int64_t, int64_t, std::complex<float>*, int64_t, int64_t, int64_t,
-                             int64_t, int);
-template void fft_r2c<double>(const double*, int64_t, int64_t, std::complex<double>*, int64_t, int64_t, int64_t,
-                              int64_t, int);
-template void fft_c2r<float>(const std::complex<float>*, int64_t, int64_t, float*, int64_t, int64_t, int64_t,
-                             int64_t, int);
-template void fft_c2r<double>(const std::complex<double>*, int64_t, int64_t, double*, int64_t, int64_t, int64_t,
-                              int64_t, int);
+EMBER_CUDA_FFT_INSTANTIATE(float)
+EMBER_CUDA_FFT_INSTANTIATE(double)
 
 }  // namespace ember::cuda

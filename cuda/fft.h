@@ -36,4 +36,12 @@ void fft_c2r(const std::complex<T>* in, int64_t in_stride, int64_t in_dist, T* o
 // Drops the cached cuFFT plans (of every device).
 void fft_clear_plan_cache();
 
+// The engine's instantiations for one precision T, made by cuda/fft.cpp and,
+// in a CPU build, by cuda/no_cuda_fft.cpp.
+#define EMBER_CUDA_FFT_INSTANTIATE(T)                                                                             \
+  template void fft_c2c<T>(const std::complex<T>*, int64_t, int64_t, std::complex<T>*, int64_t, int64_t, int64_t, \
+                           int64_t, bool, int);                                                                   \
+  template void fft_r2c<T>(const T*, int64_t, int64_t, std::complex<T>*, int64_t, int64_t, int64_t, int64_t, int); \
+  template void fft_c2r<T>(const std::complex<T>*, int64_t, int64_t, T*, int64_t, int64_t, int64_t, int64_t, int);
+
 }  // namespace ember::cuda
