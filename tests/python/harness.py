@@ -22,6 +22,13 @@ except ImportError:  # pragma: no cover - depends on the machine
 # and results come back through .cpu() (to_numpy) to be compared.
 DEVICE = os.environ.get("EMBER_TEST_DEVICE", "cpu")
 
+# Whether this machine can run CUDA, and why not. Tests that need a GPU take
+# `@needs_gpu` (a whole file: `pytestmark = needs_gpu`); tests/gpu/run.sh
+# looks for "needs a CUDA GPU" in the skip reasons.
+CUDA_AVAILABLE = ember._C._cuda.is_available()
+CUDA_UNAVAILABLE_REASON = ember._C._cuda.unavailable_reason()
+needs_gpu = pytest.mark.skipif(not CUDA_AVAILABLE, reason=f"needs a CUDA GPU: {CUDA_UNAVAILABLE_REASON}")
+
 RNG = np.random.default_rng(0)
 
 

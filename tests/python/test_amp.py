@@ -10,12 +10,10 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import _C
-from harness import assert_close, random_array, to_numpy, torch
+from harness import CUDA_AVAILABLE, assert_close, needs_gpu, random_array, to_numpy, torch
 
 CASES = []  # no elementwise op rows: autocast changes dtypes, tested below
 
-GPU = ember._C._cuda.is_available()
-gpu = pytest.mark.skipif(not GPU, reason="needs a CUDA GPU")
 needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
 
 
@@ -60,7 +58,7 @@ def test_bad_device_type_and_dtype():
         assert not ember.is_autocast_enabled("cpu")
 
 
-@pytest.mark.skipif(GPU, reason="checks the behaviour without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the behaviour without a GPU")
 def test_cuda_autocast_without_gpu_warns_and_disables():
     with pytest.warns(UserWarning, match="CUDA is not available"):
         ac = ember.autocast("cuda")
@@ -445,7 +443,7 @@ def test_disabled_scaler_is_transparent():
     scaler.update()
 
 
-@pytest.mark.skipif(GPU, reason="checks the behaviour without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the behaviour without a GPU")
 def test_cuda_scaler_without_gpu_disables():
     with pytest.warns(UserWarning, match="CUDA is not available"):
         scaler = ember.amp.GradScaler()
@@ -565,7 +563,7 @@ def test_grad_scaler_matches_torch():
 
 # ---- CUDA (skipped without a GPU) -------------------------------------------------------------
 
-@gpu
+@needs_gpu
 def test_cuda_autocast_lists():
     a, b = rand(8, 16, device="cuda"), rand(16, 4, device="cuda")
     with ember.autocast("cuda"):
@@ -585,7 +583,7 @@ def test_cuda_autocast_lists():
     assert_close(f32(y), f32(ref), rtol=1e-2, atol=1e-2)
 
 
-@gpu
+@needs_gpu
 def test_cuda_autocast_grads_and_scaler_match_cpu():
     w_cpu = rand(4, 6, requires_grad=True)
     w = w_cpu.detach().cuda().requires_grad_(True)
@@ -614,7 +612,7 @@ def test_cuda_autocast_grads_and_scaler_match_cpu():
     np.testing.assert_array_equal(to_numpy(w.detach().cpu()), before)
 
 
-@gpu
+@needs_gpu
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.bfloat16, ember.float16])
 def test_cuda_unscale_kernel_matches_cpu(dtype):
     base = random_array((64, 33)) * 64
@@ -634,7 +632,7 @@ def test_cuda_unscale_kernel_matches_cpu(dtype):
     assert_close(f32(g.cpu())[0], to_numpy(ember.tensor(bad, dtype=dtype).float())[0] * 0.5, rtol=1e-2)
 
 
-@gpu
+@needs_gpu
 def test_cuda_update_scale_kernel_matches_cpu():
     states = {}
     for dev in ("cpu", "cuda"):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
+from harness import OpCase, assert_close, make, needs_gpu, parametrize_cases, random_array, table_tests, to_numpy
 
 BROADCAST_SHAPES = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 1, 4), (3, 1)], [(), (2, 3)], [(5,), ()],
                     [(0, 3), (1, 3)]]
@@ -654,7 +654,7 @@ def test_equal_is_torch_equal():
         ember.equal(a, [1, 2, 3])
 
 
-@pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+@needs_gpu
 def test_equal_on_cuda_and_across_devices():
     x = ember.arange(6).reshape(2, 3)
     assert ember.equal(x.cuda(), x.cuda()) and not ember.equal(x.cuda(), (x + 1).cuda())

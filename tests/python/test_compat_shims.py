@@ -8,11 +8,10 @@ import warnings
 import pytest
 
 import ember
-from harness import torch
+from harness import CUDA_AVAILABLE, needs_gpu, torch
 
 CASES = []  # no OpCase rows: module-level switches, not ops
 
-GPU = ember._C._cuda.is_available()
 BUILT_WITH_CUDA = ember._C._build_info()["cuda"] == "ON"
 HAS_OPT_EINSUM_PACKAGE = importlib.util.find_spec("opt_einsum") is not None
 
@@ -23,7 +22,7 @@ def test_usual_device_pick_runs():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ember.cuda.is_available() warns why CUDA cannot be used
         device = "cuda" if ember.cuda.is_available() else "mps" if ember.backends.mps.is_available() else "cpu"
-    assert device == ("cuda" if GPU else "cpu")
+    assert device == ("cuda" if CUDA_AVAILABLE else "cpu")
     x = ember.ones(2, device=device)
     assert x.device.type == device
 
@@ -183,14 +182,14 @@ def test_cpu_matches_torch():
 
 def test_accelerator_availability_follows_cuda():
     acc = ember.accelerator
-    assert acc.is_available() == GPU
+    assert acc.is_available() == CUDA_AVAILABLE
     assert acc.device_count() == ember.cuda.device_count()
     if BUILT_WITH_CUDA:
         assert acc.current_accelerator().type == "cuda"
     else:
         assert acc.current_accelerator() is None
     checked = acc.current_accelerator(check_available=True)
-    assert (checked is not None) == GPU
+    assert (checked is not None) == CUDA_AVAILABLE
 
 
 def test_accelerator_device_index_none_is_a_no_op():
@@ -207,7 +206,7 @@ def test_accelerator_negative_index_is_a_no_op():
     ember.accelerator.set_device_index(-1)
 
 
-@pytest.mark.skipif(GPU, reason="checks the answers without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the answers without a GPU")
 def test_accelerator_without_gpu_raises_where_torch_does():
     for call in (ember.accelerator.current_device_index, ember.accelerator.synchronize,
                  lambda: ember.accelerator.set_device_index(0)):
@@ -219,7 +218,7 @@ def test_accelerator_without_gpu_raises_where_torch_does():
     assert ember.accelerator.memory_allocated() == 0
 
 
-@pytest.mark.skipif(not GPU, reason="needs a CUDA GPU")
+@needs_gpu
 def test_accelerator_with_gpu():
     acc = ember.accelerator
     assert acc.current_device_index() == ember.cuda.current_device()

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import ember
+from harness import CUDA_AVAILABLE, needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
+REASON = ember._C._cuda.unavailable_reason()  # checked by the tests without a GPU
 BUILT_WITH_CUDA = ember._C._build_info()["cuda"] == "ON"
 MiB = 2**20
 
-gpu = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
-no_gpu = pytest.mark.skipif(AVAILABLE, reason="checks the behaviour without a usable GPU")
+gpu = needs_gpu
+no_gpu = pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the behaviour without a usable GPU")
 
 
 # ---- without a usable GPU (runs on every machine without one)

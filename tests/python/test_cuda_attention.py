@@ -13,10 +13,9 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason() if not AVAILABLE else ""
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []  # no OpCase rows: these compare the fused kernel with references, not ember with numpy
 

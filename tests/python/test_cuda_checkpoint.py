@@ -5,16 +5,14 @@ must come out the same when backward runs it again.
 Every test needs a CUDA GPU and skips, saying why, without one.
 """
 import numpy as np
-import pytest
 
 import ember
 from ember import nn
 from ember.autograd import Function
 from ember.utils.checkpoint import checkpoint
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []
 

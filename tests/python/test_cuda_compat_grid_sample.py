@@ -5,9 +5,9 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {ember._C._cuda.unavailable_reason()}")
+pytestmark = needs_gpu
 
 
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])

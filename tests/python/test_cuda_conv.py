@@ -11,11 +11,10 @@ import pytest
 import ember
 import ember.backends.cudnn as cudnn
 import ember.nn.functional as F
+from harness import CUDA_AVAILABLE, CUDA_UNAVAILABLE_REASON
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-gpu = pytest.mark.skipif(not (AVAILABLE and cudnn.is_available()),
-                         reason=f"needs a CUDA GPU and cuDNN: {REASON or 'cuDNN is missing'}")
+gpu = pytest.mark.skipif(not (CUDA_AVAILABLE and cudnn.is_available()),
+                         reason=f"needs a CUDA GPU and cuDNN: {CUDA_UNAVAILABLE_REASON or 'cuDNN is missing'}")
 
 CASES = []  # no OpCase rows: these compare two backends, not ember with numpy
 
@@ -77,7 +76,7 @@ def test_cpu_convolutions_ignore_the_flags():
 
 
 def test_plan_count_is_zero_before_any_gpu_convolution():
-    if AVAILABLE:
+    if CUDA_AVAILABLE:
         pytest.skip("a GPU may have run convolutions already in this process")
     assert ember._C._cudnn_conv_plan_count(0) == 0
 

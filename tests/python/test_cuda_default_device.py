@@ -5,10 +5,9 @@ modules get their parameters there. Skips without a GPU."""
 import pytest
 
 import ember
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []  # no OpCase rows: a setting of the factories, not an op
 

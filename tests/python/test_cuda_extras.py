@@ -8,15 +8,14 @@ import pytest
 
 import ember
 from ember import cuda
+from harness import CUDA_AVAILABLE, needs_gpu
 
 try:
     import torch
 except ImportError:  # pragma: no cover - depends on the machine
     torch = None
 
-GPU = ember._C._cuda.is_available()
 BUILT_WITH_CUDA = ember._C._build_info()["cuda"] == "ON"
-needs_gpu = pytest.mark.skipif(not GPU, reason=f"needs a CUDA GPU: {ember._C._cuda.unavailable_reason()}")
 
 
 @pytest.fixture
@@ -26,7 +25,7 @@ def quiet():
         yield
 
 
-@pytest.mark.skipif(GPU, reason="checks the answers without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the answers without a GPU")
 def test_without_a_gpu(quiet):
     assert cuda.is_bf16_supported() is False and cuda.is_tf32_supported() is False
     assert cuda.is_initialized() is False

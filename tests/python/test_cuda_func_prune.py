@@ -10,10 +10,9 @@ import ember.nn as nn
 import ember.nn.utils.prune as prune
 from ember.func import functional_call, grad, hessian, jacrev, jvp, vmap
 from ember.nn.utils import parametrizations
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []
 

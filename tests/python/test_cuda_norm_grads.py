@@ -16,10 +16,9 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 DEVICE = "cuda"  # the device under test; the CPU is the reference
 
 CASES = []  # no OpCase rows: these compare two backends, not ember with numpy

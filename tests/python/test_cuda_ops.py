@@ -15,12 +15,10 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, random_array
+from harness import OpCase, needs_gpu, random_array
 from test_fuzz import discover_cases
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 # Not named CASES: the fuzz test collects every module's CASES as OpCase rows.
 ROWS, BROKEN = discover_cases([p for p in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_*.py"))

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import ember
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []  # no OpCase rows: these compare two backends, not ember with numpy
 

@@ -9,9 +9,10 @@ import pytest
 
 import ember
 from ember.utils.data import DataLoader, TensorDataset
+from harness import CUDA_AVAILABLE, needs_gpu
 
-gpu = pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
-no_gpu = pytest.mark.skipif(ember._C._cuda.is_available(), reason="checks the machine without a GPU")
+gpu = needs_gpu
+no_gpu = pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the machine without a GPU")
 
 
 def test_non_blocking_is_accepted_on_the_cpu():

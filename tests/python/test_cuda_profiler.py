@@ -9,9 +9,9 @@ import pytest
 
 import ember
 from ember.profiler import ProfilerActivity, profile, record_function
+from harness import needs_gpu
 
-pytestmark = pytest.mark.skipif(not ember._C._cuda.is_available(),
-                                reason=f"needs a CUDA GPU: {ember._C._cuda.unavailable_reason()}")
+pytestmark = needs_gpu
 
 BOTH = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
 BASE = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]

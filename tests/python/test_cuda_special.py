@@ -4,9 +4,9 @@ import pytest
 
 import ember
 import ember.special as es
+from harness import needs_gpu
 
-AVAILABLE = ember._C._cuda.is_available()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {ember._C._cuda.unavailable_reason()}")
+pytestmark = needs_gpu
 
 X = np.linspace(-7.5, 9.5, 23)
 P = np.linspace(0.001, 0.999, 23)

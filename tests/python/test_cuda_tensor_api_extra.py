@@ -12,11 +12,10 @@ import pytest
 
 import ember
 from ember._tensor_api_extra import _INPLACE_OF
+from harness import needs_gpu
 from test_tensor_api_extra import _inputs
 
-AVAILABLE = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
-pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"needs a CUDA GPU: {REASON}")
+pytestmark = needs_gpu
 
 CASES = []  # no OpCase rows: these compare two backends, not ember with numpy
 NAN = float("nan")

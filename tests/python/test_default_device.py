@@ -9,11 +9,9 @@ import numpy as np
 import pytest
 
 import ember
-from harness import torch
+from harness import CUDA_AVAILABLE, torch
 
 CASES = []  # no OpCase rows: a setting of the factories, not an op
-
-GPU = ember._C._cuda.is_available()
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +77,7 @@ def test_set_default_device_cuda_is_remembered_without_checking():
     assert ember.get_default_device() == ember.device("cuda:1")
 
 
-@pytest.mark.skipif(GPU, reason="checks the error without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the error without a GPU")
 @pytest.mark.parametrize("name", sorted(factories()))
 def test_factory_on_unavailable_cuda_default_names_cuda(name):
     ember.set_default_device("cuda")
@@ -87,7 +85,7 @@ def test_factory_on_unavailable_cuda_default_names_cuda(name):
         factories()[name]()
 
 
-@pytest.mark.skipif(GPU, reason="checks the error without a GPU")
+@pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the error without a GPU")
 def test_nn_module_parameters_follow_the_default_device():
     ember.set_default_device("cuda")
     with pytest.raises(RuntimeError, match="no CUDA GPU"):
@@ -161,7 +159,7 @@ def test_device_block_restores_on_exception():
             raise ValueError("inside")
     assert ember.get_default_device() == ember.device("cpu")
     assert ember.zeros(1).device.type == "cpu"
-    if not GPU:
+    if not CUDA_AVAILABLE:
         with pytest.raises(RuntimeError, match="cuda"):
             with ember.device("cuda"):
                 ember.zeros(1)

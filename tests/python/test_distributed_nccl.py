@@ -23,16 +23,14 @@ import pytest
 
 import ember
 import ember.distributed as dist
+from harness import CUDA_AVAILABLE, needs_gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GPU = ember._C._cuda.is_available()
-REASON = ember._C._cuda.unavailable_reason()
 NCCL = dist.is_nccl_available()
 
-gpu = pytest.mark.skipif(
-    not (GPU and NCCL),
-    reason=("needs a CUDA GPU: " + REASON) if not GPU else "needs a CUDA GPU with NCCL: ember was built without NCCL")
-no_gpu = pytest.mark.skipif(GPU, reason="checks the behaviour without a usable GPU")
+gpu = needs_gpu if not CUDA_AVAILABLE else pytest.mark.skipif(
+    not NCCL, reason="needs a CUDA GPU with NCCL: ember was built without NCCL")
+no_gpu = pytest.mark.skipif(CUDA_AVAILABLE, reason="checks the behaviour without a usable GPU")
 
 # Messages of ops that have no CUDA kernel yet (the kernels land separately).
 MISSING_KERNEL = ("only the CPU is supported", "built without CUDA", "no CUDA kernel")

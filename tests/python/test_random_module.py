@@ -4,6 +4,7 @@ import pytest
 
 import ember
 import ember.random as er
+from harness import needs_gpu
 
 try:
     import torch
@@ -66,7 +67,7 @@ def test_fork_rng_cuda_generator_state_without_gpu_devices_listed():
             pass
 
 
-@pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+@needs_gpu
 def test_fork_rng_restores_gpu_generators():
     ember.cuda.manual_seed(5)
     expected = ember.rand(8, device="cuda")

@@ -8,6 +8,7 @@ import pytest
 
 import ember
 from ember.testing import assert_allclose, assert_close, make_tensor
+from harness import needs_gpu
 
 try:
     import torch
@@ -225,7 +226,7 @@ def test_make_tensor_errors():
         make_tensor(2, dtype=ember.float32)  # device is required, as in torch
 
 
-@pytest.mark.skipif(not ember._C._cuda.is_available(), reason="needs a CUDA GPU")
+@needs_gpu
 def test_on_cuda():
     t = make_tensor(3, 4, dtype=ember.float32, device="cuda", noncontiguous=True)
     assert t.device.type == "cuda" and not t.is_contiguous()
