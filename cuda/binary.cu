@@ -1,8 +1,10 @@
 // CUDA kernels of the binary family: the device functor of each op (its
 // formula, in cuda/device/binary_ops.cuh) run by the elementwise launcher
-// (cuda/device/loops.cuh). Arithmetic also takes float16/bfloat16 tensors
-// directly, computing in float. where and masked_fill only move values, so
-// they run on every dtype as unsigned integers of its size.
+// (cuda/device/loops.cuh). Arithmetic and comparisons dispatch to
+// cuda/binary_typed.h's kernels, compiled per dtype family in other files;
+// arithmetic also takes float16/bfloat16 tensors directly, computing in
+// float. where and masked_fill only move values, so they run on every dtype
+// as unsigned integers of its size.
 #include <ember/cuda/binary.h>
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <type_traits>
 
 #include <ember/core/error.h>
+#include <ember/cuda/binary_typed.h>
 #include <ember/cuda/device/binary_ops.cuh>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/loops.cuh>
@@ -21,35 +24,6 @@ namespace ember::cuda {
 namespace {
 
 using namespace binary_ops;
-
-template <class T, class S = T>
-void arithmetic(BinaryOp op, const TensorIterator& it, const Scalar& alpha) {
-  if (!visit_arithmetic<T>(op, alpha, [&](auto f) { launch<S, S, S>(it, stored2_as<S, T>(f)); })) {
-    throw Error("binary: unsupported op for this dtype");
-  }
-}
-
-void bool_arithmetic(BinaryOp op, const TensorIterator& it, const Scalar& alpha) {
-  if (!visit_bool_arithmetic(op, alpha, [&](auto f) { launch<bool, bool, bool>(it, f); })) {
-    throw TypeError("binary: this arithmetic op is not supported on bool tensors");
-  }
-}
-
-template <class T>
-void compare(BinaryOp op, const TensorIterator& it) {
-  if (!visit_compare<T>(op, [&](auto f) { launch<bool, T, T>(it, f); })) throw Error("binary: not a comparison");
-}
-
-template <class T>
-void binary_typed(BinaryOp op, const TensorIterator& it, const Scalar& alpha) {
-  if (is_bool_result(op)) {
-    compare<T>(op, it);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    bool_arithmetic(op, it, alpha);
-  } else {
-    arithmetic<T>(op, it, alpha);
-  }
-}
 
 template <class T>
 void logical_not_typed(const TensorIterator& it) {
@@ -99,9 +73,12 @@ void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Sc
   const Tensor x = kernel_operand(a, out), y = kernel_operand(b, out);
   TensorIterator it({out, x, y});
   if (it.numel() == 0) return;
-  if (!is_bool_result(op) && a.dtype() == DType::Float16) return arithmetic<float, __half>(op, it, alpha);
-  if (!is_bool_result(op) && a.dtype() == DType::BFloat16) return arithmetic<float, __nv_bfloat16>(op, it, alpha);
-  dispatch_math(a.dtype(), "binary", [&](auto tag) { binary_typed<typename decltype(tag)::type>(op, it, alpha); });
+  if (!is_bool_result(op) && a.dtype() == DType::Float16) return binary_typed::run_half<__half>(op, it, alpha);
+  if (!is_bool_result(op) && a.dtype() == DType::BFloat16) {
+    return binary_typed::run_half<__nv_bfloat16>(op, it, alpha);
+  }
+  dispatch_math(a.dtype(), "binary",
+                [&](auto tag) { binary_typed::run<typename decltype(tag)::type>(op, it, alpha); });
 }
 
 void logical_not(Tensor& out, const Tensor& a) {

@@ -1,6 +1,6 @@
 // Device-side strided, broadcasting and casting copies and fills, run by the
-// elementwise launcher. Half types are converted through float with round to
-// nearest even (CUDA's __half / __nv_bfloat16 conversions), as on the CPU.
+// elementwise launcher. Casts dispatch to cuda/cast_typed.h's kernels,
+// compiled per destination dtype family in other files.
 #include <ember/cuda/copy.h>
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include <ember/core/error.h>
+#include <ember/cuda/cast_typed.h>
 #include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/loops.cuh>
 
@@ -18,11 +19,6 @@ namespace {
 template <class U>
 void move_bits(const TensorIterator& it) {
   launch<U, U>(it, [] __device__(U x) { return x; });
-}
-
-template <class D, class S>
-void cast(const TensorIterator& it) {
-  launch<D, S>(it, [] __device__(S x) { return convert<D>(x); });
 }
 
 template <class U>
@@ -49,9 +45,7 @@ void copy_on_device(Tensor& dst, const Tensor& src) {
     }
     throw NotImplementedError(str("copy: no CUDA kernel moves ", itemsize(dst.dtype()), "-byte elements"));
   }
-  dispatch_device(dst.dtype(), [&](auto d) {
-    dispatch_device(src.dtype(), [&](auto s) { cast<typename decltype(d)::type, typename decltype(s)::type>(it); });
-  });
+  dispatch_device(dst.dtype(), [&](auto d) { cast_typed::cast_to<typename decltype(d)::type>(it, src.dtype()); });
 }
 
 void fill(Tensor& t, const Scalar& value) {

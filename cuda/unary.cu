@@ -1,7 +1,9 @@
 // CUDA kernels of the unary family: the device functor of each op (its
 // formula, in cuda/device/unary_ops.cuh) run by the elementwise launcher
-// (cuda/device/loops.cuh). The plain unary ops also take float16/bfloat16
-// tensors directly, computing in float. Semantics follow core/cpu/unary.cpp.
+// (cuda/device/loops.cuh). The plain unary ops dispatch to
+// cuda/unary_typed.h's kernels, compiled per dtype family in other files; they
+// also take float16/bfloat16 tensors directly, computing in float. Semantics
+// follow core/cpu/unary.cpp.
 #include <ember/cuda/unary.h>
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <ember/cuda/device/loops.cuh>
 #include <ember/cuda/device/math.cuh>
 #include <ember/cuda/device/unary_ops.cuh>
+#include <ember/cuda/unary_typed.h>
 
 namespace ember::cuda {
 
@@ -21,47 +24,11 @@ namespace {
 
 using namespace unary_ops;
 
-template <class T, class S = T>
-void unary_typed(UnaryOp op, const TensorIterator& it) {
-  if (visit_unary<T>(op, [&](auto f) { launch<S, S>(it, stored_as<S, T>(f)); })) return;
-  if constexpr (std::is_same_v<T, bool>) throw TypeError("unary: this op does not support bool tensors");
-  else if constexpr (std::is_floating_point_v<T>) throw Error("unary: unsupported op for floating dtypes");
-  else throw TypeError("unary: this op needs a floating point tensor");
-}
-
 template <class T>
 void softplus_typed(const TensorIterator& it, double beta, double threshold) {
   if (!visit_softplus<T>(beta, threshold, [&](auto f) { launch<T, T>(it, f); })) {
     throw TypeError("softplus: needs a floating point tensor");
   }
-}
-
-template <class T>
-void clamp_typed(const TensorIterator& it, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  visit_clamp<T>(lo, hi, [&](auto f) { launch<T, T>(it, f); });
-}
-
-template <class T>
-void clamp_tensor_typed(Tensor& out, const Tensor& in, const Tensor& lo, const Tensor& hi) {
-  if (lo.defined() && hi.defined()) {
-    launch<T, T, T, T>(TensorIterator({out, in, lo, hi}), ClampTensorBoth<T>{});
-  } else if (lo.defined()) {
-    launch<T, T, T>(TensorIterator({out, in, lo}), ClampTensorMin<T>{});
-  } else {
-    launch<T, T, T>(TensorIterator({out, in, hi}), ClampTensorMax<T>{});
-  }
-}
-
-template <class T>
-void pow_scalar_typed(const TensorIterator& it, const Scalar& exponent) {
-  if (!visit_pow_scalar<T>(exponent, [&](auto f) { launch<T, T>(it, f); })) {
-    throw TypeError("pow: bool tensors are not supported");
-  }
-}
-
-template <class T>
-void pow_typed(const TensorIterator& it) {
-  if (!visit_pow<T>([&](auto f) { launch<T, T, T>(it, f); })) throw TypeError("pow: bool tensors are not supported");
 }
 
 template <class T>
@@ -90,13 +57,6 @@ void keep_where_typed(const TensorIterator& it) {
   launch<T, T, T>(it, KeepWhere<T>{});
 }
 
-// Runs `call` with T the C++ type of `dtype` (a math dtype).
-#define EMBER_CUDA_DISPATCH_MATH(dtype, name, call)      \
-  dispatch_math(dtype, name, [&](auto tag) {             \
-    using T = typename decltype(tag)::type;              \
-    call;                                                \
-  })
-
 }  // namespace
 
 Tensor kernel_operand(const Tensor& t, const Tensor& like) {
@@ -111,9 +71,9 @@ void unary(UnaryOp op, Tensor& out, const Tensor& in) {
   DeviceGuard guard(out.device().index);
   const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
-  if (out.dtype() == DType::Float16) return unary_typed<float, __half>(op, it);
-  if (out.dtype() == DType::BFloat16) return unary_typed<float, __nv_bfloat16>(op, it);
-  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "unary", unary_typed<T>(op, it));
+  if (out.dtype() == DType::Float16) return unary_typed::run_half<__half>(op, it);
+  if (out.dtype() == DType::BFloat16) return unary_typed::run_half<__nv_bfloat16>(op, it);
+  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "unary", unary_typed::run<T>(op, it));
 }
 
 void softplus(Tensor& out, const Tensor& in, double beta, double threshold) {
@@ -121,33 +81,6 @@ void softplus(Tensor& out, const Tensor& in, double beta, double threshold) {
   const Tensor x = kernel_operand(in, out);
   TensorIterator it({out, x});
   EMBER_CUDA_DISPATCH_MATH(out.dtype(), "softplus", softplus_typed<T>(it, beta, threshold));
-}
-
-void clamp(Tensor& out, const Tensor& in, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  DeviceGuard guard(out.device().index);
-  const Tensor x = kernel_operand(in, out);
-  TensorIterator it({out, x});
-  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "clamp", clamp_typed<T>(it, lo, hi));
-}
-
-void clamp_tensor(Tensor& out, const Tensor& in, const Tensor& lo, const Tensor& hi) {
-  DeviceGuard guard(out.device().index);
-  const Tensor x = kernel_operand(in, out), l = kernel_operand(lo, out), h = kernel_operand(hi, out);
-  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "clamp", clamp_tensor_typed<T>(out, x, l, h));
-}
-
-void pow_scalar(Tensor& out, const Tensor& in, const Scalar& exponent) {
-  DeviceGuard guard(out.device().index);
-  const Tensor x = kernel_operand(in, out);
-  TensorIterator it({out, x});
-  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "pow", pow_scalar_typed<T>(it, exponent));
-}
-
-void pow(Tensor& out, const Tensor& base, const Tensor& exponent) {
-  DeviceGuard guard(out.device().index);
-  const Tensor b = kernel_operand(base, out), e = kernel_operand(exponent, out);
-  TensorIterator it({out, b, e});
-  EMBER_CUDA_DISPATCH_MATH(out.dtype(), "pow", pow_typed<T>(it));
 }
 
 void nan_to_num(Tensor& out, const Tensor& in, double nan, double posinf, double neginf) {

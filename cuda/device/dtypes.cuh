@@ -47,6 +47,13 @@ void dispatch_device_float(DType d, const char* op, F&& f) {
   }
 }
 
+// Runs `call` with T the C++ type of `dtype` (a math dtype: no half types).
+#define EMBER_CUDA_DISPATCH_MATH(dtype, name, call) \
+  dispatch_math(dtype, name, [&](auto tag) {        \
+    using T = typename decltype(tag)::type;         \
+    call;                                           \
+  })
+
 // The unsigned integer type of an element size (1, 2, 4 or 8 bytes), for
 // kernels that only move elements.
 template <size_t N> struct Bits;
