@@ -274,9 +274,10 @@ Tensor normal(const Tensor& mean, const Tensor& std, OptGenerator gen) {
   EMBER_CHECK(is_floating(mean.dtype()) && is_floating(std.dtype()), Error,
               "normal: expected floating point mean and std, got ", dtype_name(mean.dtype()), " and ",
               dtype_name(std.dtype()));
-  Tensor s64 = contiguous_float64(std);
-  for (int64_t i = 0; i < s64.numel(); ++i) {
-    EMBER_CHECK(s64.data<double>()[i] >= 0.0, Error, "normal: expects all elements of std >= 0.0");
+  const Tensor s64 = contiguous_float64(std.detach());
+  const Tensor host = s64.device().is_cpu() ? s64 : s64.cpu();  // the check reads std here
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    EMBER_CHECK(host.data<double>()[i] >= 0.0, Error, "normal: expects all elements of std >= 0.0");
   }
   const Shape shape = broadcast_shapes(mean.shape(), std.shape(), "normal");
   const DType dtype = result_type(mean, std);

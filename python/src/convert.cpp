@@ -128,7 +128,7 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
     Tensor t = obj.cast<Tensor>();
     EMBER_CHECK(!t.is_floating_point(), TypeError, op, ": expected integers, got a ", dtype_name(t.dtype()), " tensor");
     std::vector<int64_t> out;
-    Tensor c = t.to(DType::Int64).contiguous();
+    const Tensor c = t.cpu().to(DType::Int64).contiguous();  // read here, on the host
     for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c.data<int64_t>()[i]);
     return out;
   }
