@@ -100,6 +100,11 @@ class OpCase:
     shape tuples to try (broadcasting cases included). `domain` restricts
     random values (e.g. (0.1, 3) for log). `grad` says whether to gradcheck.
     `torch_fn`, when given, is checked too where PyTorch is importable.
+    `extra` holds row options the generic tests read: {"fuzz": False} (see
+    test_fuzz.py) and {"cpu_only_dtypes": (...)}, dtypes that have no kernel
+    off the CPU (integer matmul on CUDA, as in PyTorch): the table tests and
+    the fuzz test skip them on other devices, test_cuda_ops.py checks that
+    CUDA refuses them.
     """
     name: str
     ember_fn: Callable
@@ -117,7 +122,30 @@ class OpCase:
         return self.name
 
 
+# extra= for a row whose integer dtypes reach a matrix product: cuBLAS has no
+# integer GEMM, so ember refuses these on CUDA with NotImplementedError, as PyTorch.
+INT_MATMUL_CPU_ONLY = {"cpu_only_dtypes": (np.int8, np.uint8, np.int32, np.int64)}
+
+
+def _dtype_name(dtype):
+    return dtype if isinstance(dtype, str) else np.dtype(dtype).name  # "bfloat16" is a name already
+
+
+def runs_on_device(case: OpCase, dtype, device=None):
+    """Whether the row's `dtype` runs on `device` (default DEVICE): not when
+    the row lists it in extra["cpu_only_dtypes"] and the device is not the CPU."""
+    cpu_only = {_dtype_name(d) for d in case.extra.get("cpu_only_dtypes", ())}
+    return (device or DEVICE) == "cpu" or _dtype_name(dtype) not in cpu_only
+
+
+def device_dtypes(case: OpCase):
+    """The row's dtypes that run on DEVICE."""
+    return [d for d in case.dtypes if runs_on_device(case, d)]
+
+
 def check_forward(case: OpCase, shapes, dtype):
+    if not runs_on_device(case, dtype):
+        return
     arrays = [random_array(s, dtype, case.domain) for s in shapes]
     result = case.ember_fn(*[make(a) for a in arrays])
     expected = case.numpy_fn(*arrays)
@@ -129,13 +157,18 @@ def check_forward(case: OpCase, shapes, dtype):
 
 def check_layouts(case: OpCase, shape):
     """The op on transposed / sliced / expanded inputs equals the op on contiguous ones."""
-    base = random_array(shape, case.dtypes[0], case.domain)
+    dtypes = device_dtypes(case)
+    if not dtypes:
+        return
+    base = random_array(shape, dtypes[0], case.domain)
     expected = case.numpy_fn(base)
     for name, t in layouts(base):
         assert_close(case.ember_fn(t), expected, case.rtol, case.atol, msg=f"{case.name} {name}")
 
 
 def check_grad(case: OpCase, shapes):
+    if not runs_on_device(case, np.float64):
+        return
     arrays = [random_array(s, np.float64, case.domain) for s in shapes]
     if DEVICE == "cpu":
         inputs = [make(a, requires_grad=True) for a in arrays]
@@ -177,8 +210,11 @@ def table_tests(cases):
 
     @parametrize_cases(cases)
     def test_forward(case):
+        dtypes = device_dtypes(case)
+        if not dtypes:
+            pytest.skip(f"{case.name}: every dtype is CPU-only, and the device is {DEVICE}")
         for shapes in case.shapes:
-            for dtype in case.dtypes:
+            for dtype in dtypes:
                 check_forward(case, shapes, dtype)
 
     @parametrize_cases([c for c in cases if c.grad])

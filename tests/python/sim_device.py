@@ -7,9 +7,10 @@ tensor) rather than for a kernel bug.
 
 Everything still runs on the CPU. Tensors made by harness.make (the GPU
 inputs under EMBER_TEST_DEVICE=cuda) are marked "simulated GPU"; the mark
-follows them through every ember function and Tensor method (a result is
-marked when an input is), `x.device` of a marked tensor reads as a CUDA
-device, and factories given that device (or "cuda") make marked tensors.
+follows them through every ember function (the top level, ember.nn.functional,
+ember.autograd, ember.linalg, ember.special, ember.fft) and Tensor method (a
+result is marked when an input is), `x.device` of a marked tensor reads as a
+CUDA device, and factories given that device (or "cuda") make marked tensors.
 A call that mixes a marked tensor with an unmarked one of one or more
 dimensions (PyTorch refuses those; 0-d CPU tensors are allowed as
 scalars, and indexing takes CPU indices), and `.numpy()` / `np.asarray`
@@ -43,6 +44,9 @@ UNWRAPPED = {"__init__", "__new__", "_pybind11_conduit_v1_", "__repr__", "__hash
              "register_hook", "_register_hook_raw", "_remove_hook", "register_post_accumulate_grad_hook",
              "_register_post_accumulate_grad_hook", "_remove_post_accumulate_grad_hook", "backward",
              "item", "tolist", "__bool__", "__float__", "__int__", "__index__", "requires_grad_", "retain_grad"}
+# Tensor arguments read as Python ints on the host, not operands: PyTorch's
+# tensordot takes a CPU `dims` tensor next to CUDA inputs.
+HOST_ARGUMENTS = {"dims"}
 RECORDS = []
 _active = [0]  # nesting depth of wrapped calls (records name calls made inside another)
 
@@ -102,7 +106,7 @@ def _is_cpu(device):
 
 def _tensors(args, kwargs):
     out = []
-    for a in list(args) + list(kwargs.values()):
+    for a in list(args) + [v for k, v in kwargs.items() if k not in HOST_ARGUMENTS]:
         if isinstance(a, ember.Tensor):
             out.append(a)
         elif isinstance(a, (list, tuple)):
@@ -214,10 +218,20 @@ def _sim_make(array, requires_grad=False, device=None):
 _orig_make = harness.make
 
 
-def install():
+def _owners():
+    """The modules whose functions are wrapped. One left out would return
+    unmarked results from marked inputs: CPU tensors, as far as the checks can tell."""
     import ember.autograd
+    import ember.fft
+    import ember.linalg
     import ember.nn.functional
-    for owner in (ember, ember._C, ember._C._nn, ember.nn.functional, ember.autograd):
+    import ember.special
+    return (ember, ember._C, ember._C._nn, ember._C._linalg, ember.nn.functional, ember.autograd, ember.linalg,
+            ember.special, ember.fft)
+
+
+def install():
+    for owner in _owners():
         for name, value in list(vars(owner).items()):
             if name.startswith("__") or isinstance(value, type) or not callable(value):
                 continue

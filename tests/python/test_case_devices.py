@@ -53,7 +53,7 @@ def collect_rows(paths=None):
         skip = {"test_fuzz.py", os.path.basename(__file__)}
         paths = [p for p in sorted(glob.glob(os.path.join(HERE, "test_*.py"))) if os.path.basename(p) not in skip]
     TEST_DIRS.update(os.path.dirname(os.path.abspath(p)) for p in paths)
-    rows, broken = discover_cases(paths)
+    rows, broken = discover_cases(paths, include_unfuzzed=True)  # rows the fuzz test skips run on CUDA too
     return [(m, c) for m, c in rows if isinstance(c, OpCase)], broken
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, random_array, table_tests, torch
+from harness import INT_MATMUL_CPU_ONLY, OpCase, assert_close, make, random_array, table_tests, torch
 
 FLOATS = (np.float32, np.float64)
 
@@ -82,7 +82,7 @@ CASES = [
            torch_fn=lambda x, a, b: torch.addr(x, a, b, alpha=3)),
     OpCase("inner", lambda a, b: ember.inner(a, b), lambda a, b: np.inner(a, b),
            [[(2, 3), (4, 3)], [(3,), (3,)], [(), (2, 3)], [(2, 1, 4), (3, 4)]], dtypes=FLOATS + (np.int64,),
-           rtol=1e-4, atol=1e-5, torch_fn=lambda a, b: torch.inner(a, b)),
+           rtol=1e-4, atol=1e-5, torch_fn=lambda a, b: torch.inner(a, b), extra=INT_MATMUL_CPU_ONLY),
     OpCase("vdot", lambda a, b: a.vdot(b), lambda a, b: np.vdot(a, b), [[(4,), (4,)], [(0,), (0,)]], rtol=1e-4,
            atol=1e-5),
     OpCase("tensordot", lambda a, b: ember.tensordot(a, b), lambda a, b: np.tensordot(a, b),
@@ -90,7 +90,7 @@ CASES = [
     OpCase("tensordot_lists", lambda a, b: ember.tensordot(a, b, dims=([2, 0], [0, 1])),
            lambda a, b: np.tensordot(a, b, axes=([2, 0], [0, 1])), [[(3, 4, 5), (5, 3, 2)]], rtol=1e-4, atol=1e-5),
     OpCase("tensordot_outer", lambda a, b: ember.tensordot(a, b, dims=0), lambda a, b: np.tensordot(a, b, axes=0),
-           [[(2, 3), (4,)]], dtypes=FLOATS + (np.int64,)),
+           [[(2, 3), (4,)]], dtypes=FLOATS + (np.int64,), extra=INT_MATMUL_CPU_ONLY),
     OpCase("kron", lambda a, b: ember.kron(a, b), lambda a, b: np.kron(a, b),
            [[(2, 3), (4,)], [(2, 2), (3, 1)], [(), ()], [(2, 1, 2), (2, 3)]], dtypes=FLOATS + (np.int64,),
            torch_fn=lambda a, b: torch.kron(a, b)),

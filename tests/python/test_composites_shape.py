@@ -117,7 +117,8 @@ def test_non_contiguous_inputs(name):
     assert not t.is_contiguous()
     assert_close(ember.movedim(t, 0, 1), a.T)
     assert_close(ember.tile(t, (2, 1)), np.tile(a, (2, 1)))
-    assert_close(ember.repeat_interleave(t, ember.tensor([2, 0, 1, 1]), dim=0), np.repeat(a, [2, 0, 1, 1], axis=0))
+    assert_close(ember.repeat_interleave(t, ember.tensor([2, 0, 1, 1], device=t.device), dim=0),
+                 np.repeat(a, [2, 0, 1, 1], axis=0))
     assert_close(pieces(ember.tensor_split(t, 4, dim=1)), np_pieces(np.array_split(a, 4, axis=1)))
     assert_close(ember.hstack([t, t]), np.hstack([a, a]))
     assert_close(ember.diff(t, n=2, dim=0), np.diff(a, n=2, axis=0))
@@ -142,7 +143,8 @@ def test_repeat_interleave_index_form_and_output_size():
 
 def test_repeat_interleave_gradient_sums_the_copies():
     x = make(random_array((3, 2), np.float64), requires_grad=True)
-    assert ember.autograd.gradcheck(lambda x: ember.repeat_interleave(x, ember.tensor([2, 0, 3]), dim=0), [x])
+    repeats = ember.tensor([2, 0, 3], device=x.device)
+    assert ember.autograd.gradcheck(lambda x: ember.repeat_interleave(x, repeats, dim=0), [x])
     y = ember.tensor([1.0, 2.0], requires_grad=True)
     ember.repeat_interleave(y, ember.tensor([3, 1])).sum().backward()
     assert y.grad.tolist() == [3.0, 1.0]

@@ -152,10 +152,31 @@ def test_empty_outputs():
     assert ember.bmm(ember.ones(0, 2, 5).cuda(), ember.ones(0, 5, 3).cuda()).shape == (0, 2, 3)
 
 
-def test_integer_products_are_refused_on_cuda():
-    a = ember.ones(2, 2, dtype=ember.int64).cuda()
-    with pytest.raises(NotImplementedError, match="mm: not implemented for int64 tensors on CUDA"):
-        ember.mm(a, a)
+# name -> (what the message starts with, the call on integer CUDA operands made by `t(*shape)`)
+INTEGER_PRODUCTS = {
+    "matmul": ("matmul", lambda t: ember.matmul(t(2, 2, 3), t(3, 4))),
+    "mm": ("mm", lambda t: ember.mm(t(2, 3), t(3, 4))),
+    "bmm": ("bmm", lambda t: ember.bmm(t(2, 2, 3), t(2, 3, 4))),
+    "mv": ("mv", lambda t: ember.mv(t(2, 3), t(3))),
+    "dot": ("dot", lambda t: ember.dot(t(3), t(3))),
+    "addmm": ("addmm", lambda t: ember.addmm(t(2, 4), t(2, 3), t(3, 4))),
+    "inner": ("inner: tensordot: mm", lambda t: ember.inner(t(2, 3), t(4, 3))),
+    "tensordot": ("tensordot: mm", lambda t: ember.tensordot(t(2, 3), t(3, 4), dims=1)),
+    "einsum": ("matmul", lambda t: ember.einsum("ij,jk", t(2, 3), t(3, 4))),  # einsum is composed of matmul
+}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("name", sorted(INTEGER_PRODUCTS))
+def test_integer_products_are_refused_on_cuda(name, dtype):
+    """cuBLAS has no integer GEMM: as PyTorch, the matmul family refuses
+    integer CUDA tensors, naming the op and the dtype (the CPU computes them)."""
+    op, call = INTEGER_PRODUCTS[name]
+
+    def t(*shape):
+        return ember.ones(*shape, dtype=getattr(ember, dtype)).cuda()
+    with pytest.raises(NotImplementedError, match=f"^{op}: not implemented for {dtype} tensors on CUDA"):
+        call(t)
 
 
 def test_mixed_devices_are_refused():

@@ -5,8 +5,11 @@ row's own dtypes, and for float32 rows also in bfloat16 and float16 with
 loose tolerances.
 
 Rows whose op has no CUDA kernel yet xfail with the op's name and message
-(`pytest -rx` lists them), and the last test prints them all. Without a
-usable GPU every test skips, saying why.
+(`pytest -rx` lists them), and the last test prints them all. A row's
+extra={"cpu_only_dtypes": [...]} (harness.py) names dtypes that are CPU-only
+by design, as in PyTorch (integer matmul): in those CUDA must raise
+NotImplementedError naming the dtype. Without a usable GPU every test skips,
+saying why.
 """
 import glob
 import os
@@ -15,14 +18,15 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, needs_gpu, random_array
+from harness import OpCase, needs_gpu, random_array, runs_on_device
 from test_fuzz import discover_cases
 
 pytestmark = needs_gpu
 
 # Not named CASES: the fuzz test collects every module's CASES as OpCase rows.
 ROWS, BROKEN = discover_cases([p for p in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_*.py"))
-                               if os.path.basename(p) not in ("test_fuzz.py", os.path.basename(__file__))])
+                               if os.path.basename(p) not in ("test_fuzz.py", os.path.basename(__file__))],
+                              include_unfuzzed=True)
 ROWS = [(module, case) for module, case in ROWS if isinstance(case, OpCase)]
 IDS = [f"{module}:{case.name}" for module, case in ROWS]
 MISSING = {}  # row id -> why CUDA refused it
@@ -104,6 +108,10 @@ def test_forward_and_backward_match_the_cpu(module_case):
     for shapes in case.shapes:
         for dtype in case.dtypes:
             arrays = [random_array(s, dtype, case.domain) for s in shapes]
+            if not runs_on_device(case, dtype, "cuda"):
+                with pytest.raises(NotImplementedError, match=np.dtype(dtype).name):
+                    case.ember_fn(*tensors_on(arrays, "cuda"))
+                continue
             try:
                 cpu, cuda, _, _ = run_both(case, arrays, row=row)
             except (RuntimeError, ValueError, TypeError, IndexError) as e:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, random_array, table_tests, torch
+from harness import INT_MATMUL_CPU_ONLY, OpCase, assert_close, make, random_array, table_tests, torch
 
 
 def ein(eq):
@@ -29,7 +29,7 @@ def row(name, eq, shapes, dtypes=FLOATS, **kw):
 
 CASES = [
     row("einsum_matmul_implicit", "ij,jk", [[(2, 3), (3, 4)], [(1, 5), (5, 1)], [(0, 3), (3, 2)], [(2, 0), (0, 3)]],
-        dtypes=FLOATS + (np.int64,)),
+        dtypes=FLOATS + (np.int64,), extra=INT_MATMUL_CPU_ONLY),
     row("einsum_matmul_explicit", "ij,jk->ik", [[(3, 2), (2, 4)]]),
     row("einsum_matmul_transposed_out", "ij,jk->ki", [[(3, 2), (2, 4)]]),
     row("einsum_batched", "bij,bjk->bik", [[(2, 3, 4), (2, 4, 5)], [(1, 2, 2), (1, 2, 3)]]),

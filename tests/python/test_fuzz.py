@@ -17,7 +17,8 @@ restarted after the crashing call so one crash does not hide the rest.
 
 A row opts out with extra={"fuzz": False}, or limits the layouts it is given
 with extra={"fuzz_layouts": [...]} (decompositions whose vectors a rank-1
-"expanded" input leaves ambiguous).
+"expanded" input leaves ambiguous). Off the CPU (EMBER_TEST_DEVICE), a call
+in a dtype the row lists in extra={"cpu_only_dtypes": [...]} may raise.
 
 Environment: EMBER_FUZZ_CALLS (default 4000) and EMBER_FUZZ_SEED (default 1234).
 """
@@ -41,9 +42,11 @@ LAYOUTS = ["contiguous", "transposed", "transposed_view", "sliced", "permuted", 
 
 # ---- discovery
 
-def discover_cases(paths=None):
+def discover_cases(paths=None, include_unfuzzed=False):
     """(module name, OpCase) for every CASES row of the suite's test modules
-    (or of the modules at `paths`), and the modules that failed to import."""
+    (or of the modules at `paths`), and the modules that failed to import.
+    Rows with extra={"fuzz": False} are left out unless `include_unfuzzed`
+    (the device checks, test_case_devices.py and test_cuda_ops.py, want them)."""
     if paths is None:
         paths = [p for p in sorted(glob.glob(os.path.join(HERE, "test_*.py")))
                  if os.path.basename(p) != "test_fuzz.py"]
@@ -59,7 +62,7 @@ def discover_cases(paths=None):
             broken.append(f"{name}: {traceback.format_exc(limit=2)}")
             continue
         for case in getattr(module, "CASES", None) or []:
-            if getattr(case, "extra", {}).get("fuzz", True):
+            if include_unfuzzed or getattr(case, "extra", {}).get("fuzz", True):
                 cases.append((name, case))
     return cases, broken
 
@@ -129,7 +132,10 @@ def make_call(cases, seed, index):
     allowed = getattr(case, "extra", {}).get("fuzz_layouts", LAYOUTS)  # a row may rule layouts out
     layouts = [allowed[int(rng.integers(len(allowed)))] if rng.random() < 0.6 else "contiguous" for _ in shapes]
     backward = bool(getattr(case, "grad", False)) and rng.random() < 0.15
-    return Call(module, case, shapes, dtypes, layouts, shape_kind, listed_dtype, backward), rng
+    # A dtype the row marks CPU-only may raise on another device: the call is then not strict.
+    from harness import runs_on_device  # imports ember, as the rest of this file does, lazily
+    listed_here = listed_dtype and all(runs_on_device(case, d) for d in dtypes)
+    return Call(module, case, shapes, dtypes, layouts, shape_kind, listed_here, backward), rng
 
 
 def _values(shape, dtype, domain, rng):

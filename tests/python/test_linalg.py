@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, layouts, make, random_array, table_tests, to_numpy, torch
+from harness import DEVICE, OpCase, assert_close, layouts, make, random_array, table_tests, to_numpy, torch
 
 FLOATS = (np.float32, np.float64)
 LA = ember.linalg
@@ -214,12 +214,12 @@ def test_inputs_are_not_modified():
     t = make(a)
     for fn in (LA.inv, LA.det, LA.slogdet, LA.qr, LA.svd, lambda x: LA.eigh(sym(x)), lambda x: LA.cholesky(spd(x))):
         fn(t)
-        np.testing.assert_array_equal(t.numpy(), a)
+        np.testing.assert_array_equal(to_numpy(t), a)
     # a column-major input is the kernels' own layout: still copied first
     tt = make(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(-2, -1)
     LA.inv(tt)
     LA.cholesky(tt @ tt.transpose(-2, -1))
-    np.testing.assert_array_equal(tt.numpy(), a)
+    np.testing.assert_array_equal(to_numpy(tt), a)
 
 
 # ---- the factorizations' own properties and options
@@ -478,13 +478,27 @@ def test_lstsq(shape):
     else:
         ref = np.linalg.lstsq(a, b, rcond=None)[0]
     assert_close(res.solution, ref, 1e-9, 1e-10)
-    assert res.residuals.numel() == 0          # the default gelsy driver computes none, as PyTorch's
-    full = LA.lstsq(make(a), make(b), driver="gelsd")
-    if shape[-2] > shape[-1]:
-        assert_close(full.residuals, np.linalg.lstsq(a, b, rcond=None)[1], 1e-9, 1e-10)
-    assert_close(full.singular_values, np.linalg.svd(a, compute_uv=False), 1e-10, 1e-12)
-    low = a[..., :1] @ np.ones(shape[:-2] + (1, shape[-1]))   # rank 1
-    assert np.all(to_numpy(LA.lstsq(make(low), make(b)).rank) == 1)
+    if DEVICE == "cpu":
+        assert res.residuals.numel() == 0          # the default gelsy driver computes none, as PyTorch's
+        full = LA.lstsq(make(a), make(b), driver="gelsd")
+        if shape[-2] > shape[-1]:
+            assert_close(full.residuals, np.linalg.lstsq(a, b, rcond=None)[1], 1e-9, 1e-10)
+        assert_close(full.singular_values, np.linalg.svd(a, compute_uv=False), 1e-10, 1e-12)
+        low = a[..., :1] @ np.ones(shape[:-2] + (1, shape[-1]))   # rank 1
+        assert np.all(to_numpy(LA.lstsq(make(low), make(b)).rank) == 1)
+    else:
+        # As PyTorch's on CUDA: gels is the only driver (and the default); it
+        # assumes full rank, returns neither rank nor singular values, and
+        # gives residuals when m > n.
+        full = res
+        if shape[-2] > shape[-1]:
+            assert_close(res.residuals, np.linalg.lstsq(a, b, rcond=None)[1], 1e-9, 1e-10)
+        else:
+            assert res.residuals.numel() == 0
+        assert res.rank.numel() == 0 and res.singular_values.numel() == 0
+        assert_close(LA.lstsq(make(a), make(b), driver="gels").solution, ref, 1e-9, 1e-10)
+        with pytest.raises(RuntimeError, match="linalg.lstsq: parameter `driver` should be one of"):
+            LA.lstsq(make(a), make(b), driver="gelsd")
     if torch is not None:
         tres = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver="gelsd")
         assert_close(full.solution, tres.solution.numpy(), 1e-9, 1e-10)

@@ -24,12 +24,12 @@ CASES = [
     OpCase("linalg.vander", lambda x: LA.vander(x), np_vander, [[(4,)]], dtypes=(np.float64,), domain=(0.5, 2.0)),
     OpCase("linalg.vander_N", lambda x: LA.vander(x, N=3), lambda a: np_vander(a, 3), [[(5,)]],
            dtypes=(np.float64,), domain=(0.5, 2.0)),
-    OpCase("linalg.tensorinv", lambda a: LA.tensorinv(a.reshape(2, 3, 6) + 3 * ember.eye(6, dtype=a.dtype).reshape(
-           2, 3, 6), ind=2),
+    OpCase("linalg.tensorinv", lambda a: LA.tensorinv(a.reshape(2, 3, 6) + 3 * ember.eye(
+           6, dtype=a.dtype, device=a.device).reshape(2, 3, 6), ind=2),
            lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) + 3 * np.eye(6, dtype=a.dtype).reshape(2, 3, 6), ind=2),
            [[(36,)]], dtypes=(np.float64,), rtol=1e-8, atol=1e-10, extra={"fuzz": False}),
-    OpCase("linalg.tensorsolve", lambda a, b: LA.tensorsolve(a.reshape(6, 2, 3) + 3 * ember.eye(6, dtype=a.dtype)
-                                                             .reshape(6, 2, 3), b),
+    OpCase("linalg.tensorsolve", lambda a, b: LA.tensorsolve(a.reshape(6, 2, 3) + 3 * ember.eye(
+           6, dtype=a.dtype, device=a.device).reshape(6, 2, 3), b),
            lambda a, b: np.linalg.tensorsolve(a.reshape(6, 2, 3) + 3 * np.eye(6, dtype=a.dtype).reshape(6, 2, 3), b),
            [[(36,), (6,)]], dtypes=(np.float64,), rtol=1e-8, atol=1e-10, extra={"fuzz": False}),
 ]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, random_array, table_tests, to_numpy
+from harness import DEVICE, INT_MATMUL_CPU_ONLY, OpCase, assert_close, make, random_array, table_tests, to_numpy
 
 FLOATS = (np.float32, np.float64)
 
@@ -31,27 +31,28 @@ MATMUL_SHAPES = [
 
 CASES = [
     OpCase("matmul", ember.matmul, np.matmul, MATMUL_SHAPES, dtypes=FLOATS + (np.int64, np.int32), rtol=1e-4,
-           atol=1e-5),
+           atol=1e-5, extra=INT_MATMUL_CPU_ONLY),
     OpCase("matmul_op", lambda a, b: a @ b, lambda a, b: a @ b, [[(2, 3), (3, 4)], [(2, 2, 3), (3,)]],
            dtypes=FLOATS, rtol=1e-4, atol=1e-5),
     OpCase("rmatmul", lambda a, b: a.__rmatmul__(b), lambda a, b: b @ a, [[(3, 4), (2, 3)], [(3,), (2, 3)]]),
     OpCase("mm", ember.mm, np.matmul, [[(2, 3), (3, 4)], [(1, 5), (5, 1)], [(0, 3), (3, 2)], [(3, 0), (0, 2)]],
-           dtypes=FLOATS + (np.int8, np.uint8), rtol=1e-4, atol=1e-5),
+           dtypes=FLOATS + (np.int8, np.uint8), rtol=1e-4, atol=1e-5, extra=INT_MATMUL_CPU_ONLY),
     OpCase("bmm", ember.bmm, np.matmul, [[(2, 2, 3), (2, 3, 4)], [(1, 3, 3), (1, 3, 1)], [(0, 2, 3), (0, 3, 4)]],
-           dtypes=FLOATS + (np.int64,), rtol=1e-4, atol=1e-5),
+           dtypes=FLOATS + (np.int64,), rtol=1e-4, atol=1e-5, extra=INT_MATMUL_CPU_ONLY),
     OpCase("mv", ember.mv, np.matmul, [[(2, 3), (3,)], [(0, 3), (3,)], [(4, 1), (1,)]], dtypes=FLOATS,
            rtol=1e-4, atol=1e-5),
     OpCase("dot", ember.dot, np.dot, [[(3,), (3,)], [(1,), (1,)], [(0,), (0,)]], dtypes=FLOATS + (np.int64,),
-           rtol=1e-4, atol=1e-5),
+           rtol=1e-4, atol=1e-5, extra=INT_MATMUL_CPU_ONLY),
     OpCase("outer", ember.outer, np.outer, [[(3,), (4,)], [(1,), (2,)]], dtypes=FLOATS + (np.int64,)),
     OpCase("addmm", ember.addmm, lambda c, a, b: c + a @ b,
            [[(2, 4), (2, 3), (3, 4)], [(4,), (2, 3), (3, 4)], [(2, 1), (2, 3), (3, 4)], [(), (2, 3), (3, 4)]],
-           dtypes=FLOATS + (np.int64,), rtol=1e-4, atol=1e-5),
+           dtypes=FLOATS + (np.int64,), rtol=1e-4, atol=1e-5, extra=INT_MATMUL_CPU_ONLY),
     OpCase("addmm_scaled", lambda c, a, b: ember.addmm(c, a, b, beta=0.5, alpha=-2.0),
            lambda c, a, b: 0.5 * c - 2.0 * (a @ b), [[(2, 4), (2, 3), (3, 4)], [(1, 4), (2, 0), (0, 4)]],
            dtypes=FLOATS, rtol=1e-4, atol=1e-5),
     OpCase("addmm_int_scaled", lambda c, a, b: ember.addmm(c, a, b, beta=3, alpha=2),
-           lambda c, a, b: 3 * c + 2 * (a @ b), [[(2, 4), (2, 3), (3, 4)]], dtypes=(np.int64,), grad=False),
+           lambda c, a, b: 3 * c + 2 * (a @ b), [[(2, 4), (2, 3), (3, 4)]], dtypes=(np.int64,), grad=False,
+           extra=INT_MATMUL_CPU_ONLY),
 ]
 
 
@@ -89,6 +90,8 @@ LAYOUT_SHAPES = [[(3, 4), (4, 5)], [(2, 3, 4), (2, 4, 5)], [(2, 3, 4), (4, 5)], 
 @pytest.mark.parametrize("dtype", FLOATS + (np.int64,))
 @pytest.mark.parametrize("shapes", LAYOUT_SHAPES, ids=str)
 def test_layouts(shapes, dtype):
+    if DEVICE != "cpu" and np.issubdtype(dtype, np.integer):
+        pytest.skip(f"integer matmul is CPU-only (no integer GEMM on {DEVICE}, as in PyTorch)")
     a, b = (random_array(s, dtype) for s in shapes)
     expected = a @ b
     for na, ta in _layouts(a):

@@ -101,7 +101,8 @@ def test_inplace_spellings():
 
 
 def test_errors():
-    v, i = F.max_pool2d(ember.randn(1, 1, 6, 5), 2, return_indices=True)
+    # Increasing values: each window's max is its bottom-right element, so row 5 holds indices 26 and 28.
+    v, i = F.max_pool2d(ember.arange(30.0).reshape(1, 1, 6, 5), 2, return_indices=True)
     with pytest.raises(RuntimeError, match="invalid max index"):
         F.max_unpool2d(v, i, 2)  # the default output size (6, 4) cannot hold an index from a 5-wide input
     with pytest.raises(RuntimeError, match="indices"):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, make, table_tests, torch
+from harness import OpCase, make, table_tests, to_numpy, torch
 
 
 def np_lower_median(a, axis):
@@ -101,7 +101,7 @@ def test_bincount_and_histc():
 def test_gradients_flow_to_the_picked_elements():
     x = make(np.array([[4.0, 1.0, 3.0], [0.5, 2.0, 8.0]]), requires_grad=True)
     ember.median(x, 1).values.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 1], [0, 1, 0]])
 
 
 def test_searchsorted_puts_nan_last():

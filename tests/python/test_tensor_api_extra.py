@@ -173,9 +173,10 @@ def _inputs(name):
     return base, [] if unary else [other]
 
 
-def _as(lib, value, like_view=False):
+def _as(lib, value):
+    """An array argument as a tensor of `lib`: ember's on the test device, next to make()'s self."""
     if isinstance(value, np.ndarray):
-        return lib.tensor(value.copy())
+        return make(value) if lib is ember else lib.tensor(value.copy())
     return value
 
 
@@ -233,8 +234,8 @@ def test_inplace_autograd_rules():
         leaf.tan_()  # allowed, as in torch
     assert leaf.is_leaf and leaf.requires_grad
     # self without grad, other with: self joins the graph
-    a = ember.ones(3, dtype=ember.float64)
     b = make(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    a = ember.ones(3, dtype=ember.float64, device=b.device)
     a.atan2_(b)
     assert a.requires_grad and a.grad_fn is not None
     a.sum().backward()
@@ -344,7 +345,7 @@ def test_shape_changing_inplace_ops_record_autograd():
         z = y[1:]
         z.t_()
         z.unsqueeze_(-1).swapdims_(0, 2).swapaxes_(1, 2)
-        return z * ember.arange(8.0, dtype=t.dtype).reshape(1, 4, 2)
+        return z * ember.arange(8.0, dtype=t.dtype, device=t.device).reshape(1, 4, 2)
     assert ember.autograd.gradcheck(fn, [make(a, requires_grad=True)])
 
 

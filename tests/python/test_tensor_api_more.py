@@ -163,8 +163,8 @@ def test_older_linalg_functions():
             assert_close(out.solution, np.linalg.solve(op, b), 1e-9, 1e-9)
             assert_close(out.cloned_coefficient, m)
     x = make(a * 0.1, requires_grad=True)
-    assert ember.autograd.gradcheck(lambda t: make(b).triangular_solve(t.triu() + 2 * ember.eye(4, dtype=t.dtype))[0],
-                                    [x])
+    assert ember.autograd.gradcheck(
+        lambda t: make(b).triangular_solve(t.triu() + 2 * ember.eye(4, dtype=t.dtype, device=t.device))[0], [x])
 
 
 def test_resize():
