@@ -10,9 +10,9 @@
 #   3. cpp        build/gpu/ember_tests (Catch2: every C++ test, allocator included)
 #   4. cuda       pytest tests/python/test_cuda*.py and test_collect_env.py, with
 #                 EMBER_TEST_DEVICE=cuda: the GPU tests must run, not skip
-#   5. suite      the whole Python suite with EMBER_TEST_DEVICE=cuda. Ops without
-#                 CUDA kernels fail there until the kernels land, so this step is
-#                 reported but only fails the run with EMBER_GPU_STRICT=1
+#   5. suite      the whole Python suite with EMBER_TEST_DEVICE=cuda (issue 4's
+#                 bar: it must pass; EMBER_GPU_STRICT=0 reports its failures
+#                 without failing the run)
 #   6. examples   examples/mnist.py on the GPU (must reach 98%), examples/ddp_mnist.py
 #                 over NCCL under ember-run (one process: one GPU), a short gpt.py
 #   7. bench      bench/ on the GPU, ember next to PyTorch: W1-W6, the attention,
@@ -31,7 +31,7 @@
 #     --implementation cp --platform manylinux_2_27_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
 # Environment: OUT, PYTHON (python3), JOBS (nproc), PYTEST_WORKERS (JOBS, at
 # most 8; used when pytest-xdist is installed), EMBER_CUDA_ARCHS (90),
-# EMBER_CXX (/usr/bin/g++), EMBER_GPU_STRICT (0), STEPS (the steps to run,
+# EMBER_CXX (/usr/bin/g++), EMBER_GPU_STRICT (1), STEPS (the steps to run,
 # default "cpp cuda suite examples bench"; the build always runs and is a
 # no-op when build/gpu is current), and the seconds each test step may run:
 # STEP_TIMEOUT_<step> for one, else STEP_TIMEOUT for all, else the defaults
@@ -47,7 +47,7 @@ mkdir -p "$out"
 python=${PYTHON:-python3}
 jobs=${JOBS:-$(nproc)}
 archs=${EMBER_CUDA_ARCHS:-90}
-strict=${EMBER_GPU_STRICT:-0}
+strict=${EMBER_GPU_STRICT:-1}
 declare -A default_timeout=([cpp]=60 [cuda]=100 [suite]=150 [examples]=80 [bench]=200)
 limit() { local v="STEP_TIMEOUT_$1"; echo "${!v:-${STEP_TIMEOUT:-${default_timeout[$1]}}}"; }
 steps=" ${STEPS:-cpp cuda suite examples bench} "
