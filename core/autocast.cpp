@@ -19,6 +19,7 @@ enum class Policy : int8_t {
   None,            // not autocast on this device type
   LowerPrecision,  // eligible inputs to the autocast dtype
   Float32,         // eligible inputs to float32
+  Float32InOp,     // float32, computed by the op from its inputs as they are (Scope::float32_in_op)
   Promote,         // eligible inputs to the widest eligible dtype
   Banned,          // refused: unsafe in float16 (binary_cross_entropy on CUDA)
 };
@@ -69,7 +70,10 @@ const std::unordered_map<std::string_view, Policies>& op_lists() {
       // float32 on both
       {"prod", {P::Float32, P::Float32}},
       {"nll_loss", {P::Float32, P::Float32}},
-      {"cross_entropy", {P::Float32, P::Float32}},
+      // Its fused kernel reads half logits in float32 and keeps a float32
+      // loss: no float32 copy of the logits (twice their size; GPT-2's are
+      // [8192, 50257]) is made and kept for the backward.
+      {"cross_entropy", {P::Float32InOp, P::Float32InOp}},
       {"mse_loss", {P::Float32, P::Float32}},
       {"l1_loss", {P::Float32, P::Float32}},
       {"smooth_l1_loss", {P::Float32, P::Float32}},
@@ -177,6 +181,13 @@ void Scope::enter(const char* op, const Tensor* const* inputs, size_t n) {
               ": unsafe to autocast: float16 may overflow here. Use binary_cross_entropy_with_logits "
               "(or BCEWithLogitsLoss), which combines the sigmoid and the loss and is safe to autocast, "
               "or run this op outside autocast on float32 inputs");
+  if (policy == Policy::Float32InOp) {
+    for (size_t i = 0; i < n; ++i) inputs_.push_back(*inputs[i]);  // the handles: no tensor is copied
+    float32_in_op_ = true;
+    state.in_op = true;
+    active_ = true;
+    return;
+  }
   DType to = policy == Policy::Float32 ? DType::Float32 : get_dtype(type);
   if (policy == Policy::Promote) {
     bool first = true;

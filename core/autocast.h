@@ -59,10 +59,15 @@ class Scope {
   explicit operator bool() const { return active_; }
   // The i-th input, cast (undefined stays undefined).
   const Tensor& operator[](size_t i) const { return inputs_[i]; }
+  // The op is on the float32 list and reads float16/bfloat16 inputs itself,
+  // in float32: the inputs are left as they are (no cast, no copy) and the op
+  // must compute in float32 and return float32, as if they had been cast.
+  bool float32_in_op() const { return float32_in_op_; }
 
  private:
   void enter(const char* op, const Tensor* const* inputs, size_t n);
   bool active_ = false;
+  bool float32_in_op_ = false;
   std::vector<Tensor> inputs_;
 };
 

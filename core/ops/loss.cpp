@@ -116,8 +116,10 @@ Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64
 
 // cross_entropy on class indices without label smoothing: one kernel for
 // log_softmax + pick (core/cpu/loss.cpp), then the reduction in ember ops.
+// float32_result: return the float32 loss for half inputs (autocast) rather
+// than casting it to the input's dtype.
 Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                           Reduction r) {
+                           Reduction r, bool float32_result) {
   const int64_t cdim = input.dim() == 1 ? 0 : 1;
   const int64_t classes = input.size(cdim), outer = input.dim() == 1 ? 1 : input.size(0);
   const int64_t inner = classes * outer == 0 ? 0 : input.numel() / (classes * outer);
@@ -147,7 +149,7 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
   if (r == Reduction::None) out = loss;
   else if (r == Reduction::Sum) out = sum(loss);
   else out = div(sum(loss), sum(wt));
-  return out.dtype() == input.dtype() ? out : out.to(input.dtype());
+  return out.dtype() == input.dtype() || float32_result ? out : out.to(input.dtype());
 }
 
 // nll_loss on the GPU: one kernel picks and weights the targets' log-probabilities.
@@ -191,10 +193,21 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   return nll(input, target, weight, ignore_index, r);
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                     const std::string& reduction, double label_smoothing) {
-  if (autocast::Scope ac{"cross_entropy", input, target, weight}; ac)
-    return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
+namespace {
+
+// The float32 the autocast list asks for, as a cast (an ordinary op, which
+// autograd records) of half tensors.
+Tensor half_to_float32(const Tensor& t) { return t.defined() && is_half(t.dtype()) ? t.to(DType::Float32) : t; }
+
+// cross_entropy; float32_in_op: under autocast, half logits give a float32
+// loss (computed from them in float32 by the fused kernel; the other paths
+// cast them first).
+Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                          const std::string& reduction, double label_smoothing, bool float32_in_op) {
+  if (float32_in_op && (is_floating(target.dtype()) || label_smoothing != 0.0)) {
+    return cross_entropy_impl(half_to_float32(input), target, half_to_float32(weight), ignore_index, reduction,
+                              label_smoothing, false);
+  }
   const char* op = "cross_entropy";
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
@@ -224,7 +237,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 
   check_class_target(input, target, op);
   check_target_range(target, classes, ignore_index, op);
-  if (label_smoothing == 0.0) return fused_cross_entropy(input, target, weight, ignore_index, r);
+  if (label_smoothing == 0.0) return fused_cross_entropy(input, target, weight, ignore_index, r, float32_in_op);
   const Tensor logp = log_softmax(input, cdim);
   const Tensor nll_part = input.device().is_cuda() ? fused_nll(logp, target, weight, ignore_index, r)
                                                    : nll(logp, target, weight, ignore_index, r);
@@ -248,6 +261,16 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   }
   return add(mul(nll_part, scalar_like(nll_part, 1.0 - label_smoothing)),
              mul(smooth_red, scalar_like(smooth_red, label_smoothing / classes)));
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     const std::string& reduction, double label_smoothing) {
+  if (autocast::Scope ac{"cross_entropy", input, target, weight}; ac) {
+    return cross_entropy_impl(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing, ac.float32_in_op());
+  }
+  return cross_entropy_impl(input, target, weight, ignore_index, reduction, label_smoothing, false);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {

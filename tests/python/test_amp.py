@@ -185,6 +185,38 @@ def test_float32_ops(name, fn):
     assert_close(out, to_numpy(fn(x.float(), p.float(), t)), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+@pytest.mark.parametrize("dtype", [ember.bfloat16, ember.float16], ids=str)
+def test_cross_entropy_reads_half_logits_without_a_float32_copy(dtype, device):
+    # The fused kernel computes in float32 from the half logits themselves:
+    # the loss and the gradient are those of an explicit float32 cast, but no
+    # cast (a float32 copy of the logits, kept for the backward) is in the graph.
+    x = rand(6, 11).to(device=device, dtype=dtype).requires_grad_()
+    t = ember.tensor([1, 2, 3, 4, 0, 10], device=device)
+    w = rand(11, domain=(0.5, 2.0)).to(device)
+    for weight in (None, w):
+        with ember.autocast(device, dtype=dtype):
+            loss = F.cross_entropy(x, t, weight=weight)
+        assert loss.dtype == ember.float32
+        node, seen = loss.grad_fn, []
+        while node is not None:
+            seen.append(node.name())
+            nexts = [n for n, _ in node.next_functions if n is not None and n.name() != "AccumulateGrad"]
+            node = nexts[0] if nexts else None
+        assert "CrossEntropyLossBackward0" in seen and "ToCopyBackward0" not in seen, seen
+        loss.backward()
+        fused_grad, x.grad = x.grad, None
+        expected = F.cross_entropy(x.float(), t, weight=weight)
+        expected.backward()
+        assert_close(loss, to_numpy(expected), rtol=1e-6, atol=1e-7)
+        assert fused_grad.dtype == dtype
+        # One rounding to the half type either way: equal on the CPU; on the GPU
+        # within one rounding step, should the two kernels' float math differ.
+        tol = 0 if device == "cpu" else 2.0**-7
+        assert_close(fused_grad.float(), to_numpy(x.grad.float()), rtol=tol, atol=tol * 1e-3)
+        x.grad = None
+
+
 def test_cpu_runs_softmax_norms_and_math_natively():
     # On the CPU PyTorch autocasts these neither way: bfloat16 stays bfloat16,
     # float32 stays float32 (on CUDA they run in float32).
