@@ -205,8 +205,8 @@ Tensor half_to_float32(const Tensor& t) { return t.defined() && is_half(t.dtype(
 Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                           const std::string& reduction, double label_smoothing, bool float32_in_op) {
   if (float32_in_op && (is_floating(target.dtype()) || label_smoothing != 0.0)) {
-    return cross_entropy_impl(half_to_float32(input), target, half_to_float32(weight), ignore_index, reduction,
-                              label_smoothing, false);
+    return cross_entropy_impl(half_to_float32(input), half_to_float32(target), half_to_float32(weight),
+                              ignore_index, reduction, label_smoothing, false);
   }
   const char* op = "cross_entropy";
   check_args(input, target, op);
