@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include <ember/core/cpu/blas.h>
 #include <ember/core/cpu/parallel.h>
@@ -23,6 +24,9 @@ namespace {
 // Column matrices above this many elements are split by batch chunks: 16 MB
 // of float32 keeps the GEMM large while the chunk stays near the caches.
 constexpr int64_t kColumnCap = int64_t(1) << 22;
+// One image's column matrix up to this many elements (1 MiB of float32) is
+// built and multiplied by one thread while it sits in that core's L2.
+constexpr int64_t kPerImageColumnCap = int64_t(1) << 18;
 
 // Scratch buffers kept per thread and slot between calls: a fresh 10-40 MB
 // allocation per conv costs more in page faults than im2col itself.
@@ -157,6 +161,38 @@ void rows_to_planes(const T* src, T* dst, int64_t n0, int64_t nb, int64_t C, int
   });
 }
 
+// One image at a time per thread: its column matrix [K, L] stays in the
+// core's cache, and the GEMM writes the output planes [OC, L] in place (no
+// staging buffer to transpose back). For batches that give every thread
+// images and images whose columns fit the cache.
+// Whether the per-image paths suit: enough images to give every thread
+// several, and one image's column matrix (`column` elements) within the cap.
+bool per_image(int64_t N, int64_t column) { return N >= 4 * get_num_threads() && column <= kPerImageColumnCap; }
+
+template <class T>
+void conv2d_per_image(T* op, const T* xp, const T* wp, const T* bp, int64_t N, int64_t OC, const Dims2& d,
+                      const ConvGeom& g) {
+  const int64_t L = d.OH * d.OW, K = d.C * d.KH * d.KW, Kg = K / g.groups, OCg = OC / g.groups;
+  const int64_t KK = d.KH * d.KW;
+  parallel_for(0, N, 1, [&](int64_t b, int64_t e) {
+    T* col = scratch<T>(0, K * L);
+    for (int64_t n = b; n < e; ++n) {
+      for (int64_t c = 0; c < d.C; ++c) im2col_channel(xp + (n * d.C + c) * d.H * d.W, col + c * KK * L, L, 0, d, g);
+      T* o = op + n * OC * L;
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        blas::gemm_serial(false, false, OCg, L, Kg, T(1), wp + gi * OCg * Kg, Kg, col + gi * Kg * L, L, T(0),
+                          o + gi * OCg * L, L);
+      }
+      if (bp) {
+        for (int64_t c = 0; c < OC; ++c) {
+          T* plane = o + c * L;
+          for (int64_t k = 0; k < L; ++k) plane[k] += bp[c];
+        }
+      }
+    }
+  });
+}
+
 template <class T>
 void conv2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bias, const ConvGeom& g) {
   const int64_t N = x.size(0), OC = w.size(0);
@@ -167,6 +203,7 @@ void conv2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const Tensor& bi
   const T* bp = bias.defined() ? bias.data<T>() : nullptr;
   T* op = out.data<T>();
   if (N == 0 || OC == 0 || L == 0) return;
+  if (per_image(N, K * L)) return conv2d_per_image(op, xp, wp, bp, N, OC, d, g);
   const int64_t nb_max = chunk_size(N, K * L);
   T* col = scratch<T>(0, K * nb_max * L);
   T* tmp = scratch<T>(1, OC * nb_max * L);
@@ -192,7 +229,19 @@ void conv_transpose2d_impl(Tensor& out, const Tensor& x, const Tensor& w, const 
   T* op = out.data<T>();
   const int64_t plane = d.H * d.W;
   std::fill(op, op + out.numel(), T(0));
-  if (N > 0 && L > 0 && Cin > 0 && Cout > 0) {
+  if (N > 0 && L > 0 && Cin > 0 && Cout > 0 && per_image(N, Cout * KK * L)) {
+    // As conv2d_per_image: x's planes [Cin, L] of one image are already the GEMM's operand.
+    parallel_for(0, N, 1, [&](int64_t b, int64_t e) {
+      T* col = scratch<T>(0, Cout * KK * L);
+      for (int64_t n = b; n < e; ++n) {
+        for (int64_t gi = 0; gi < g.groups; ++gi) {
+          blas::gemm_serial(true, false, Coutg * KK, L, Cing, T(1), wp + gi * Cing * Coutg * KK, Coutg * KK,
+                            xp + (n * Cin + gi * Cing) * L, L, T(0), col + gi * Coutg * KK * L, L);
+        }
+        for (int64_t c = 0; c < Cout; ++c) col2im_channel(col + c * KK * L, op + (n * Cout + c) * plane, L, 0, d, g);
+      }
+    });
+  } else if (N > 0 && L > 0 && Cin > 0 && Cout > 0) {
     const int64_t nb_max = chunk_size(N, std::max(Cout * KK, Cin) * L);
     T* rows = scratch<T>(0, Cin * nb_max * L);
     T* col = scratch<T>(1, Cout * KK * nb_max * L);
@@ -231,6 +280,33 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
   T* gp = gw.data<T>();
   std::fill(gp, gp + gw.numel(), T(0));
   if (N == 0 || L == 0 || OC == 0 || K == 0) return;
+  if (per_image(N, K * L)) {
+    // As conv2d_per_image, each thread summing its images' products into a
+    // partial gradient of its own; the partials are added at the end.
+    const int64_t blocks = get_num_threads(), size = gw.numel();
+    std::vector<T> partial(static_cast<size_t>(blocks * size), T(0));
+    const T* xp = x.data<T>();
+    const T* yp = gy.data<T>();
+    parallel_for(0, blocks, 1, [&](int64_t b, int64_t e) {
+      T* col = scratch<T>(0, K * L);
+      for (int64_t blk = b; blk < e; ++blk) {
+        for (int64_t n = N * blk / blocks; n < N * (blk + 1) / blocks; ++n) {
+          for (int64_t c = 0; c < d.C; ++c) {
+            im2col_channel(xp + (n * d.C + c) * d.H * d.W, col + c * d.KH * d.KW * L, L, 0, d, g);
+          }
+          for (int64_t gi = 0; gi < g.groups; ++gi) {
+            blas::gemm_serial(false, true, OCg, Kg, L, T(1), yp + (n * OC + gi * OCg) * L, L, col + gi * Kg * L, L,
+                              T(1), partial.data() + blk * size + gi * OCg * Kg, Kg);
+          }
+        }
+      }
+    });
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const T* part = partial.data() + blk * size;
+      for (int64_t i = 0; i < size; ++i) gp[i] += part[i];
+    }
+    return;
+  }
   const int64_t nb_max = chunk_size(N, std::max(K, OC) * L);
   T* col = scratch<T>(0, K * nb_max * L);
   T* rows = scratch<T>(1, OC * nb_max * L);

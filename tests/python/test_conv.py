@@ -111,6 +111,9 @@ CONV2D = [
     ("one_by_one", [(2, 3, 4, 4), (5, 3, 1, 1)], {}),
     ("kernel_equals_input", [(2, 2, 3, 3), (2, 2, 3, 3)], {}),
     ("empty_batch", [(0, 2, 4, 4), (3, 2, 3, 3)], {}),
+    # 9 images: the CPU runs batches of at least 4 per thread one image per
+    # thread at a time (core/cpu/conv.cpp's per-image paths)
+    ("per_image", [(9, 4, 6, 5), (6, 2, 3, 3), (6,)], dict(groups=2, stride=(2, 1), padding=1, dilation=(1, 2))),
 ]
 CONV1D = [
     ("plain", [(2, 3, 7), (4, 3, 3), (4,)], {}),
@@ -130,6 +133,7 @@ CONVT2D = [
     ("output_padding_dilation", [(1, 2, 3, 3), (2, 2, 2, 2)], dict(dilation=3, output_padding=2)),
     ("groups", [(2, 4, 3, 3), (4, 3, 2, 2), (6,)], dict(groups=2, stride=2)),
     ("unbatched", [(2, 3, 3), (2, 3, 2, 2)], dict(stride=2)),
+    ("per_image", [(9, 4, 3, 3), (4, 3, 2, 2), (6,)], dict(groups=2, stride=2, padding=1, dilation=(2, 1))),
 ]
 CONVT1D = [
     ("plain", [(2, 3, 5), (3, 2, 3), (2,)], dict(stride=2, padding=1, output_padding=1)),
