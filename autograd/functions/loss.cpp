@@ -31,7 +31,8 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
       }
       return TensorList{gx};
     }
-    const Tensor p = softmax(x, class_dim);
+    // In the loss's compute dtype (float32 for half logits), as the kernels above.
+    const Tensor p = softmax(x.dtype() == wt.dtype() ? x : x.to(wt.dtype()), class_dim);
     const Tensor valid = ne(target, full({}, ignore_index, DType::Int64, target.device()));
     const Tensor safe = where(valid, target, zeros({}, DType::Int64, target.device()));
     const Tensor hot = scatter(zeros(p.shape(), p.dtype(), p.device()), class_dim, unsqueeze(safe, class_dim), 1.0);

@@ -109,9 +109,13 @@ def test_forward_and_backward_match_the_cpu(module_case):
         for dtype in case.dtypes:
             arrays = [random_array(s, dtype, case.domain) for s in shapes]
             if not runs_on_device(case, dtype, "cuda"):
-                with pytest.raises(NotImplementedError, match=np.dtype(dtype).name):
+                # CPU-only by design where the op reaches a GEMM; a shape that
+                # does not (inner with a 0-d operand is a plain mul) runs as usual.
+                try:
                     case.ember_fn(*tensors_on(arrays, "cuda"))
-                continue
+                except NotImplementedError as e:
+                    assert np.dtype(dtype).name in str(e), f"{row} {shapes}: {e}"
+                    continue
             try:
                 cpu, cuda, _, _ = run_both(case, arrays, row=row)
             except (RuntimeError, ValueError, TypeError, IndexError) as e:
