@@ -7,11 +7,10 @@
 // The Scope looks the op up in the lists (autocast.cpp), casts the eligible
 // inputs (floating point, not float64, on the autocast device type; an op
 // whose kernel computes in float32 from half inputs itself gets them as they
-// are, see float32_in_op) and, while
-// it lives, turns autocast off for nested calls, so the recursive call and
-// whatever it calls run the op body once, on the cast inputs. Casts are
-// ordinary ops recorded by autograd: gradients reach the float32 leaves in
-// float32.
+// are, see float32_in_op) and, while it lives, turns autocast off for nested
+// calls, so the recursive call and whatever it calls run the op body once, on
+// the cast inputs. Casts are ordinary ops recorded by autograd: gradients
+// reach the float32 leaves in float32.
 #pragma once
 #include <cstddef>
 #include <cstdint>
