@@ -138,6 +138,14 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
     for (auto item : obj) {
       EMBER_CHECK(PyIndex_Check(item.ptr()), TypeError, op, ": expected a sequence of ints, got an element of type ",
                   type_name(item));
+      // A tensor element passes PyIndex_Check; only a one-element integer one is an int.
+      if (py::isinstance<Tensor>(item)) {
+        const Tensor t = item.cast<Tensor>();
+        EMBER_CHECK(t.numel() == 1 && !t.is_floating_point() && !is_complex(t.dtype()), TypeError, op,
+                    ": expected a sequence of ints, got a tensor of shape ", t.shape_str(), " (",
+                    dtype_name(t.dtype()), ") at position ", out.size(),
+                    "; pass its values as a list (t.tolist()) or the tensor alone");
+      }
       out.push_back(item.cast<int64_t>());
     }
     return out;
@@ -146,7 +154,10 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
 }
 
 Shape shape_from_args(const py::args& args, const char* op) {
-  if (args.size() == 1 && !PyIndex_Check(args[0].ptr())) return to_int_list(args[0], op);
+  // One argument that is not an int: the shape as a sequence, or as a tensor of ints.
+  if (args.size() == 1 && (!PyIndex_Check(args[0].ptr()) || py::isinstance<Tensor>(args[0]))) {
+    return to_int_list(args[0], op);
+  }
   return to_int_list(args, op);
 }
 

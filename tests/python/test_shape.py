@@ -225,6 +225,21 @@ def test_errors(fn, exc, match):
         fn()
 
 
+def test_shapes_given_as_tensors():
+    # A tensor of ints alone is the shape; inside a sequence only a one-element
+    # one is an int (as PyTorch), and anything else says where it is.
+    x = ember.zeros(2, 3)
+    assert x.reshape(ember.tensor([3, 2])).shape == (3, 2)
+    assert x.view(ember.tensor([6])).shape == (6,)
+    assert x.permute(ember.tensor([1, 0])).shape == (3, 2)
+    assert x.reshape(ember.tensor(3), 2).shape == (3, 2)
+    with pytest.raises(TypeError, match=r"reshape: expected a sequence of ints, got a tensor of shape \[2\] "
+                                        r"\(int64\) at position 0; pass its values as a list"):
+        x.reshape(ember.tensor([3, 2]), 1)
+    with pytest.raises(TypeError, match="reshape: expected integers, got a float32 tensor"):
+        x.reshape(ember.tensor([3.0, 2.0]))
+
+
 def test_view_refuses_incompatible_strides_and_names_reshape():
     t = ember.zeros(3, 4).t()
     with pytest.raises(RuntimeError, match=r"view: .*Use \.reshape"):
