@@ -13,11 +13,19 @@ void init_anomaly(py::module_& m);  // anomaly.cpp
 void init_saved_hooks(py::module_& m);  // saved_hooks.cpp
 
 namespace {
-std::vector<Tensor> tensor_list(py::handle obj) {
+// None (no tensors), a Tensor, or a sequence of Tensors and Nones; a TypeError
+// naming op and the argument (`what`) otherwise.
+std::vector<Tensor> tensor_list(py::handle obj, const char* op, const char* what) {
   std::vector<Tensor> out;
   if (obj.is_none()) return out;
   if (py::isinstance<Tensor>(obj)) return {obj.cast<Tensor>()};
-  for (auto item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+  EMBER_CHECK(py::isinstance<py::iterable>(obj) && !py::isinstance<py::str>(obj), TypeError, op, ": ", what,
+              " must be a Tensor or a sequence of Tensors, got ", type_name(obj));
+  for (auto item : obj) {
+    EMBER_CHECK(item.is_none() || py::isinstance<Tensor>(item), TypeError, op, ": ", what,
+                " must hold Tensors (or None), but element ", out.size(), " is ", type_name(item));
+    out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+  }
   return out;
 }
 
@@ -53,7 +61,7 @@ autograd::Vjp python_vjp(py::function backward) {
     py::list needs;
     for (bool b : needs_grad) needs.append(b);
     py::object result = held->obj(list_of(grads), list_of(saved), needs);
-    return tensor_list(result);
+    return tensor_list(result, "autograd.Function.backward", "the returned gradients");
   };
 }
 
@@ -122,6 +130,8 @@ void init_autograd(py::module_& m) {
       .def("requires_grad_", [](Tensor& t, bool v) -> Tensor& { return t.requires_grad_(v); },
            py::arg("requires_grad") = true)
       .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); }, [](Tensor& t, py::object g) {
+        EMBER_CHECK(g.is_none() || py::isinstance<Tensor>(g), TypeError,
+                    "assigning grad: expected a Tensor or None, got ", type_name(g));
         t.set_grad(g.is_none() ? Tensor() : g.cast<Tensor>());
       })
       .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
@@ -191,8 +201,8 @@ void init_autograd(py::module_& m) {
   py::class_<autograd::InferenceModeGuard>(m, "_InferenceModeGuard").def(py::init<bool>());
 
   m.def("_backward", [](py::object tensors, py::object grads, bool retain_graph, bool create_graph) {
-    auto roots = tensor_list(tensors);
-    auto seeds = tensor_list(grads);
+    auto roots = tensor_list(tensors, "backward", "tensors");
+    auto seeds = tensor_list(grads, "backward", "grad_tensors");
     py::gil_scoped_release release;
     autograd::backward(roots, seeds, retain_graph, create_graph);
   });
@@ -200,7 +210,9 @@ void init_autograd(py::module_& m) {
   // Only the first n_hookable saved tensors go through saved-tensor hooks (-1: all).
   m.def("_record_function", [](const std::string& name, py::object inputs, py::object outputs, py::object saved,
                                py::function backward, int64_t n_hookable) {
-    autograd::record(name.c_str(), tensor_list(inputs), tensor_list(outputs), tensor_list(saved),
+    const char* op = name.c_str();
+    autograd::record(op, tensor_list(inputs, op, "inputs"), tensor_list(outputs, op, "outputs"),
+                     tensor_list(saved, op, "saved tensors"),
                      python_vjp(std::move(backward)), n_hookable < 0 ? SIZE_MAX : static_cast<size_t>(n_hookable));
   }, py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("saved"), py::arg("backward"),
      py::arg("n_hookable") = -1);
@@ -208,13 +220,14 @@ void init_autograd(py::module_& m) {
   m.def("_rebase_history", [](const Tensor& self, const Tensor& result) { autograd::rebase_history(self, result); });
   m.def("_next_sequence_nr", &autograd::next_sequence_nr);
   m.def("_graph_inputs", [](py::object outputs, py::object inputs, uint64_t since) {
-    return graph_inputs(tensor_list(outputs), tensor_list(inputs), since);
+    const char* op = "_graph_inputs";
+    return graph_inputs(tensor_list(outputs, op, "outputs"), tensor_list(inputs, op, "inputs"), since);
   });
   m.def("_grad", [](py::object outputs, py::object inputs, py::object grad_outputs, bool retain_graph,
                     bool create_graph, bool allow_unused) {
-    auto outs = tensor_list(outputs);
-    auto ins = tensor_list(inputs);
-    auto gs = tensor_list(grad_outputs);
+    auto outs = tensor_list(outputs, "autograd.grad", "outputs");
+    auto ins = tensor_list(inputs, "autograd.grad", "inputs");
+    auto gs = tensor_list(grad_outputs, "autograd.grad", "grad_outputs");
     std::vector<Tensor> result;
     {
       py::gil_scoped_release release;

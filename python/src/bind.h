@@ -30,6 +30,18 @@ namespace ember::python {
 // The Python type name of obj, for error messages.
 inline std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
+// Argument `arg` of `op` as a T (an int, bool, float or str): pybind's cast,
+// with a TypeError "op: arg must be <what>, got <type>" instead of its
+// "Unable to cast ... to C++ type '?'".
+template <class T>
+T cast_arg(py::handle obj, const char* op, const char* arg, const char* what) {
+  try {
+    return obj.cast<T>();
+  } catch (const py::cast_error&) {
+    throw TypeError(str(op, ": ", arg, " must be ", what, ", got ", type_name(obj)));
+  }
+}
+
 // A dtype as Python sees it: ember.float32 etc.
 struct PyDType {
   DType value;
@@ -45,6 +57,8 @@ Device to_device(py::handle obj, Device dflt = kCPU);
 
 // A Tensor, or a Python number turned into a wrapped-number tensor.
 Tensor to_tensor_arg(py::handle obj, const char* op);
+// None (an undefined Tensor) or a Tensor; a TypeError naming op and arg otherwise.
+Tensor optional_tensor_arg(py::handle obj, const char* op, const char* arg);
 // A Python/numpy complex number or a complex tensor: the fill values the real
 // Scalar path cannot carry. complex_fill_value gives it as a tensor to copy_
 // from, or raises TypeError naming `op` when `target` is not complex.

@@ -44,9 +44,10 @@ py::object pair_type(py::module_& m, const char* name, const char* first, const 
   return cls;
 }
 
-std::optional<int64_t> optional_int(py::handle obj) {
+// None or an int (a one-element integer tensor too).
+std::optional<int64_t> optional_int(py::handle obj, const char* op, const char* arg) {
   if (obj.is_none()) return std::nullopt;
-  return obj.cast<int64_t>();
+  return cast_arg<int64_t>(obj, op, arg, "an int or None");
 }
 
 // var_mean/std_mean: (dim, unbiased, keepdim), (unbiased) or correction=, as var/std.
@@ -60,21 +61,24 @@ double correction_of(py::object& dim, py::handle unbiased_in, py::handle correct
   EMBER_CHECK(unbiased.is_none() || correction.is_none(), TypeError, op,
               ": pass either unbiased or correction, not both");
   if (!correction.is_none()) return to_scalar(correction, op).to_double();
-  if (!unbiased.is_none()) return unbiased.cast<bool>() ? 1.0 : 0.0;
-  return 1.0;
+  if (unbiased.is_none()) return 1.0;
+  return cast_arg<bool>(unbiased, op, "unbiased", "a bool") ? 1.0 : 0.0;
 }
 
 Tensor repeat_interleave_any(const Tensor& x, py::handle repeats, py::handle dim, py::handle output_size) {
+  const char* op = "repeat_interleave";
   if (repeats.is_none()) {  // repeat_interleave(repeats): the index form
     EMBER_CHECK(dim.is_none(), TypeError, "repeat_interleave: dim given without repeats");
-    return repeat_interleave(x, optional_int(output_size));
+    return repeat_interleave(x, optional_int(output_size, op, "output_size"));
   }
   if (py::isinstance<Tensor>(repeats)) {
-    return repeat_interleave(x, repeats.cast<Tensor>(), optional_int(dim), optional_int(output_size));
+    return repeat_interleave(x, repeats.cast<Tensor>(), optional_int(dim, op, "dim"),
+                             optional_int(output_size, op, "output_size"));
   }
   EMBER_CHECK(PyIndex_Check(repeats.ptr()), TypeError, "repeat_interleave: repeats must be an int or a Tensor, got ",
               type_name(repeats));
-  return repeat_interleave(x, repeats.cast<int64_t>(), optional_int(dim), optional_int(output_size));
+  return repeat_interleave(x, repeats.cast<int64_t>(), optional_int(dim, op, "dim"),
+                           optional_int(output_size, op, "output_size"));
 }
 
 py::tuple tensor_split_any(const Tensor& x, py::handle how, int64_t dim) {
@@ -131,6 +135,8 @@ void bind_shape(py::module_& m, TensorClass& cls) {
         py::arg("input"), py::arg("dims"));
   cls.def("tile", [](const Tensor& x, py::args dims) { return tile(x, shape_from_args(dims, "tile")); });
   m.def("meshgrid", [](py::args tensors, py::object indexing) {
+    EMBER_CHECK(indexing.is_none() || py::isinstance<py::str>(indexing), TypeError,
+                "meshgrid: indexing must be 'ij' or 'xy', got ", type_name(indexing));
     const std::string how = indexing.is_none() ? "ij" : indexing.cast<std::string>();
     return as_tuple(meshgrid(tensors_of(tensors, "meshgrid"), how));
   }, py::kw_only(), py::arg("indexing") = py::none());
@@ -200,7 +206,7 @@ void bind_reduce(py::module_& m, TensorClass& cls) {
   }
   py::object aminmax_t = pair_type(m, "aminmax", "min", "max");
   auto aminmax_f = [aminmax_t](const Tensor& x, py::handle dim, bool keepdim) {
-    auto [lo, hi] = aminmax(x, optional_int(dim), keepdim);
+    auto [lo, hi] = aminmax(x, optional_int(dim, "aminmax", "dim"), keepdim);
     return aminmax_t(lo, hi);
   };
   m.def("aminmax", aminmax_f, py::arg("input"), py::kw_only(), py::arg("dim") = py::none(),

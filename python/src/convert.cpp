@@ -65,7 +65,11 @@ Scalar to_scalar(py::handle obj, const char* op) {
   if (py::isinstance<py::bool_>(obj)) return Scalar(obj.cast<bool>());
   if (py::isinstance<py::int_>(obj)) return Scalar(to_int64(obj, op));
   if (py::isinstance<py::float_>(obj)) return Scalar(obj.cast<double>());
-  if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>().item();
+  if (py::isinstance<Tensor>(obj)) {
+    const Tensor t = obj.cast<Tensor>();
+    EMBER_CHECK(t.numel() == 1, TypeError, op, ": expected a number, got a tensor of shape ", t.shape_str());
+    return t.item();
+  }
   // numpy scalars and other numbers
   if (PyIndex_Check(obj.ptr())) return Scalar(obj.cast<int64_t>());
   if (PyNumber_Check(obj.ptr()) && py::hasattr(obj, "__float__")) return Scalar(py::reinterpret_borrow<py::object>(obj).attr("__float__")().cast<double>());
@@ -122,6 +126,13 @@ Tensor to_tensor_arg(py::handle obj, const char* op) {
   return scalar_tensor(to_scalar(obj, op));
 }
 
+Tensor optional_tensor_arg(py::handle obj, const char* op, const char* arg) {
+  if (obj.is_none()) return Tensor();
+  EMBER_CHECK(py::isinstance<Tensor>(obj), TypeError, op, ": ", arg, " must be a Tensor or None, got ",
+              type_name(obj));
+  return obj.cast<Tensor>();
+}
+
 std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
   // Tensors first: a one-element integer tensor also passes PyIndex_Check.
   if (py::isinstance<Tensor>(obj)) {
@@ -132,7 +143,9 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
     for (int64_t i = 0; i < c.numel(); ++i) out.push_back(c.data<int64_t>()[i]);
     return out;
   }
-  if (PyIndex_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  // Python ints through to_int64, which names op when one does not fit.
+  auto as_int = [op](py::handle h) { return py::isinstance<py::int_>(h) ? to_int64(h, op) : h.cast<int64_t>(); };
+  if (PyIndex_Check(obj.ptr())) return {as_int(obj)};
   if (py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj)) {
     std::vector<int64_t> out;
     for (auto item : obj) {
@@ -146,7 +159,7 @@ std::vector<int64_t> to_int_list(py::handle obj, const char* op) {
                     dtype_name(t.dtype()), ") at position ", out.size(),
                     "; pass its values as a list (t.tolist()) or the tensor alone");
       }
-      out.push_back(item.cast<int64_t>());
+      out.push_back(as_int(item));
     }
     return out;
   }
@@ -372,6 +385,9 @@ void init_dtype(py::module_& m) {
   py::class_<Device>(m, "device")
       .def(py::init([](py::object spec, std::optional<int> index) {
              if (py::isinstance<Device>(spec)) return spec.cast<Device>();
+             EMBER_CHECK(py::isinstance<py::str>(spec), TypeError,
+                         "device: expected a string such as 'cpu' or 'cuda:0' or an ember.device, got ",
+                         type_name(spec));
              Device d(spec.cast<std::string>());
              if (index) {
                EMBER_CHECK(d.is_cuda() && spec.cast<std::string>().find(':') == std::string::npos, ValueError,

@@ -29,8 +29,8 @@ void init_copy(py::module_& m) {
       const std::string key = py::str(k);
       if (key == "dtype") dtype = to_optional_dtype(v);
       else if (key == "device") { if (!v.is_none()) device = to_device(v); }
-      else if (key == "copy") copy = v.cast<bool>();
-      else if (key == "non_blocking") non_blocking = v.cast<bool>();
+      else if (key == "copy") copy = cast_arg<bool>(v, "to", "copy", "a bool");
+      else if (key == "non_blocking") non_blocking = cast_arg<bool>(v, "to", "non_blocking", "a bool");
       else if (key == "memory_format") continue;
       else throw TypeError(str("to() got an unexpected keyword argument '", key, "'"));
     }

@@ -50,7 +50,11 @@ py::object to_timedelta(Milliseconds ms) {
 
 std::vector<std::string> to_keys(py::handle obj, const char* what) {
   if (py::isinstance<py::str>(obj)) throw TypeError(str(what, ": keys must be a list of str, got a str"));
-  return obj.cast<std::vector<std::string>>();
+  try {
+    return obj.cast<std::vector<std::string>>();
+  } catch (const py::cast_error&) {
+    throw TypeError(str(what, ": keys must be a list of str, got ", type_name(obj)));
+  }
 }
 
 void bind_store(py::module_& d) {
@@ -120,7 +124,7 @@ void bind_tcp_store(py::module_& d) {
              EMBER_CHECK(port >= 0 && port <= 65535, ValueError, "TCPStore: port must be in [0, 65535], got ", port);
              EMBER_CHECK(port != 0 || is_master, ValueError, "TCPStore: port 0 (any free port) needs is_master=True");
              std::optional<int64_t> ws;
-             if (!world_size.is_none()) ws = world_size.cast<int64_t>();
+             if (!world_size.is_none()) ws = cast_arg<int64_t>(world_size, "TCPStore", "world_size", "an int or None");
              Milliseconds t = to_ms(timeout, "TCPStore");
              py::gil_scoped_release nogil;
              return std::make_shared<TCPStore>(host, static_cast<uint16_t>(port), ws, is_master, t,

@@ -22,9 +22,15 @@ std::string sublist_term(py::handle sub) {
       s += "...";
       continue;
     }
-    EMBER_CHECK(PyIndex_Check(h.ptr()), TypeError, "einsum: subscripts must be ints or Ellipsis, but got ",
-                type_name(h));
-    const int64_t v = h.cast<int64_t>();
+    std::optional<int64_t> sub_v;
+    if (PyIndex_Check(h.ptr())) {
+      try {
+        sub_v = h.cast<int64_t>();
+      } catch (const py::cast_error&) {  // a tensor that is not one integer
+      }
+    }
+    EMBER_CHECK(sub_v, TypeError, "einsum: subscripts must be ints or Ellipsis, but got ", type_name(h));
+    const int64_t v = *sub_v;
     EMBER_CHECK(v >= 0 && v < 52, ValueError, "einsum: subscript ", v,
                 " in the subscript list is not within the valid range [0, 52)");
     s += static_cast<char>(v < 26 ? 'A' + v : 'a' + v - 26);

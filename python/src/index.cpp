@@ -13,10 +13,23 @@ bool is_numpy_scalar(py::handle obj) {
          !py::isinstance<py::array>(obj);
 }
 
+// A slice start/stop/step; ints past int64 clamp, as Python's slices do.
 std::optional<int64_t> slice_bound(py::handle v) {
   if (v.is_none()) return std::nullopt;
-  if (py::isinstance<Tensor>(v)) return v.cast<Tensor>().item().to_int();
-  return py::reinterpret_borrow<py::object>(v).attr("__index__")().cast<int64_t>();
+  if (py::isinstance<Tensor>(v)) {
+    const Tensor t = v.cast<Tensor>();
+    EMBER_CHECK(t.numel() == 1, TypeError, "slice indices must be integers, None or one-element tensors, got a tensor "
+                "of shape ", t.shape_str());
+    return t.item().to_int();
+  }
+  EMBER_CHECK(PyIndex_Check(v.ptr()), TypeError,
+              "slice indices must be integers or None or have an __index__ method, got ", type_name(v));
+  py::object i = py::reinterpret_borrow<py::object>(v).attr("__index__")();
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) return overflow > 0 ? INT64_MAX : INT64_MIN;
+  return x;
 }
 
 // An index tensor from a list, tuple or numpy array (an empty list is int64).
@@ -36,7 +49,12 @@ TensorIndex to_index(py::handle obj) {
   if (obj.is_none()) return TensorIndex::NewAxis();
   if (obj.ptr() == Py_Ellipsis) return TensorIndex::Dots();
   if (py::isinstance<py::bool_>(obj)) return TensorIndex::Bool(obj.cast<bool>());
-  if (py::isinstance<py::int_>(obj)) return TensorIndex::Int(obj.cast<int64_t>());
+  if (py::isinstance<py::int_>(obj)) {
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    EMBER_CHECK(overflow == 0, IndexError, "index ", std::string(py::str(obj)), " is out of range for int64");
+    return TensorIndex::Int(i);
+  }
   if (py::isinstance<Tensor>(obj)) return TensorIndex::Of(obj.cast<Tensor>());
   if (py::isinstance<py::slice>(obj)) {
     const auto step = slice_bound(obj.attr("step"));

@@ -9,13 +9,15 @@ namespace ember::python {
 
 namespace {
 
-Tensor optional_tensor(const py::object& obj) { return obj.is_none() ? Tensor() : obj.cast<Tensor>(); }
-
 // torch's legacy rule: size_average / reduce (when either is given) override reduction.
-std::string reduction_of(const py::object& size_average, const py::object& reduce, const std::string& reduction) {
+std::string reduction_of(const py::object& size_average, const py::object& reduce, const std::string& reduction,
+                         const char* op) {
   if (size_average.is_none() && reduce.is_none()) return reduction;
-  const bool avg = size_average.is_none() || size_average.cast<bool>();
-  const bool red = reduce.is_none() || reduce.cast<bool>();
+  auto flag = [op](const py::object& v, const char* name) {
+    return v.is_none() || cast_arg<bool>(v, op, name, "a bool or None");
+  };
+  const bool avg = flag(size_average, "size_average");
+  const bool red = flag(reduce, "reduce");
   if (!red) return "none";
   return avg ? "mean" : "sum";
 }
@@ -29,8 +31,8 @@ void init_loss(py::module_& m) {
       "cross_entropy",
       [](const Tensor& input, const Tensor& target, py::object weight, py::object size_average, int64_t ignore_index,
          py::object reduce, const std::string& reduction, double label_smoothing) {
-        return cross_entropy(input, target, optional_tensor(weight), ignore_index,
-                             reduction_of(size_average, reduce, reduction), label_smoothing);
+        return cross_entropy(input, target, optional_tensor_arg(weight, "cross_entropy", "weight"), ignore_index,
+                             reduction_of(size_average, reduce, reduction, "cross_entropy"), label_smoothing);
       },
       py::arg("input"), py::arg("target"), py::arg("weight") = none, py::arg("size_average") = none,
       py::arg("ignore_index") = -100, py::arg("reduce") = none, py::arg("reduction") = "mean",
@@ -39,16 +41,18 @@ void init_loss(py::module_& m) {
       "nll_loss",
       [](const Tensor& input, const Tensor& target, py::object weight, py::object size_average, int64_t ignore_index,
          py::object reduce, const std::string& reduction) {
-        return nll_loss(input, target, optional_tensor(weight), ignore_index,
-                        reduction_of(size_average, reduce, reduction));
+        return nll_loss(input, target, optional_tensor_arg(weight, "nll_loss", "weight"), ignore_index,
+                        reduction_of(size_average, reduce, reduction, "nll_loss"));
       },
       py::arg("input"), py::arg("target"), py::arg("weight") = none, py::arg("size_average") = none,
       py::arg("ignore_index") = -100, py::arg("reduce") = none, py::arg("reduction") = "mean");
   auto pointwise = [&](const char* name, Tensor (*fn)(const Tensor&, const Tensor&, const std::string&)) {
     nn.def(
         name,
-        [fn](const Tensor& input, const Tensor& target, py::object size_average, py::object reduce,
-             const std::string& reduction) { return fn(input, target, reduction_of(size_average, reduce, reduction)); },
+        [fn, name](const Tensor& input, const Tensor& target, py::object size_average, py::object reduce,
+                   const std::string& reduction) {
+          return fn(input, target, reduction_of(size_average, reduce, reduction, name));
+        },
         py::arg("input"), py::arg("target"), py::arg("size_average") = py::none(), py::arg("reduce") = py::none(),
         py::arg("reduction") = "mean");
   };
@@ -58,7 +62,7 @@ void init_loss(py::module_& m) {
       "smooth_l1_loss",
       [](const Tensor& input, const Tensor& target, py::object size_average, py::object reduce,
          const std::string& reduction, double beta) {
-        return smooth_l1_loss(input, target, reduction_of(size_average, reduce, reduction), beta);
+        return smooth_l1_loss(input, target, reduction_of(size_average, reduce, reduction, "smooth_l1_loss"), beta);
       },
       py::arg("input"), py::arg("target"), py::arg("size_average") = none, py::arg("reduce") = none,
       py::arg("reduction") = "mean", py::arg("beta") = 1.0);
@@ -66,8 +70,8 @@ void init_loss(py::module_& m) {
       "binary_cross_entropy",
       [](const Tensor& input, const Tensor& target, py::object weight, py::object size_average, py::object reduce,
          const std::string& reduction) {
-        return binary_cross_entropy(input, target, optional_tensor(weight),
-                                    reduction_of(size_average, reduce, reduction));
+        return binary_cross_entropy(input, target, optional_tensor_arg(weight, "binary_cross_entropy", "weight"),
+                                    reduction_of(size_average, reduce, reduction, "binary_cross_entropy"));
       },
       py::arg("input"), py::arg("target"), py::arg("weight") = none, py::arg("size_average") = none,
       py::arg("reduce") = none, py::arg("reduction") = "mean");
@@ -75,9 +79,10 @@ void init_loss(py::module_& m) {
       "binary_cross_entropy_with_logits",
       [](const Tensor& input, const Tensor& target, py::object weight, py::object size_average, py::object reduce,
          const std::string& reduction, py::object pos_weight) {
-        return binary_cross_entropy_with_logits(input, target, optional_tensor(weight),
-                                                reduction_of(size_average, reduce, reduction),
-                                                optional_tensor(pos_weight));
+        const char* op = "binary_cross_entropy_with_logits";
+        return binary_cross_entropy_with_logits(input, target, optional_tensor_arg(weight, op, "weight"),
+                                                reduction_of(size_average, reduce, reduction, op),
+                                                optional_tensor_arg(pos_weight, op, "pos_weight"));
       },
       py::arg("input"), py::arg("target"), py::arg("weight") = none, py::arg("size_average") = none,
       py::arg("reduce") = none, py::arg("reduction") = "mean", py::arg("pos_weight") = none);
@@ -85,7 +90,7 @@ void init_loss(py::module_& m) {
       "kl_div",
       [](const Tensor& input, const Tensor& target, py::object size_average, py::object reduce,
          const std::string& reduction, bool log_target) {
-        return kl_div(input, target, reduction_of(size_average, reduce, reduction), log_target);
+        return kl_div(input, target, reduction_of(size_average, reduce, reduction, "kl_div"), log_target);
       },
       py::arg("input"), py::arg("target"), py::arg("size_average") = none, py::arg("reduce") = none,
       py::arg("reduction") = "mean", py::arg("log_target") = false);

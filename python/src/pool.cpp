@@ -20,7 +20,15 @@ IntList output_size_arg(py::handle size, const Tensor& x, int64_t spatial, const
   for (size_t i = 0; i < seq.size(); ++i) {
     py::object v = seq[i];
     const int64_t dim = x.dim() - static_cast<int64_t>(seq.size()) + static_cast<int64_t>(i);
-    out.push_back(v.is_none() ? (dim >= 0 ? x.size(dim) : 1) : v.cast<int64_t>());
+    if (v.is_none()) {
+      out.push_back(dim >= 0 ? x.size(dim) : 1);
+      continue;
+    }
+    try {
+      out.push_back(v.cast<int64_t>());
+    } catch (const py::cast_error&) {
+      throw TypeError(str(op, ": output_size must hold ints or None, but element ", i, " is ", type_name(v)));
+    }
   }
   (void)spatial;
   return out;

@@ -19,6 +19,10 @@ uint64_t to_seed(py::handle obj) {
   EMBER_CHECK(PyIndex_Check(obj.ptr()) && !py::isinstance<py::bool_>(obj), TypeError,
               "manual_seed: expected an int seed, got ", type_name(obj));
   py::object v = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!v) {  // PyIndex_Check passes any tensor; __index__ takes only a one-element integer one
+    PyErr_Clear();
+    throw TypeError(str("manual_seed: expected an int seed, got ", type_name(obj)));
+  }
   int overflow = 0;
   const long long s = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow == 0) return static_cast<uint64_t>(s);

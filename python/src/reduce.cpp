@@ -20,18 +20,19 @@ py::object return_type(py::module_& m, const char* name) {
   return cls;
 }
 
-std::optional<int64_t> to_optional_dim(py::handle obj) {
+// None or an int (a one-element integer tensor too).
+std::optional<int64_t> to_optional_dim(py::handle obj, const char* op) {
   if (obj.is_none()) return std::nullopt;
-  return obj.cast<int64_t>();
+  return cast_arg<int64_t>(obj, op, "dim", "an int or None");
 }
 
 // var/std: PyTorch accepts (dim, unbiased, keepdim), (unbiased) and correction=.
 double to_correction(py::handle unbiased, py::handle correction, const char* op) {
   EMBER_CHECK(unbiased.is_none() || correction.is_none(), TypeError, op,
               ": pass either unbiased or correction, not both");
-  if (!correction.is_none()) return correction.cast<double>();
-  if (!unbiased.is_none()) return unbiased.cast<bool>() ? 1.0 : 0.0;
-  return 1.0;
+  if (!correction.is_none()) return to_scalar(correction, op).to_double();
+  if (unbiased.is_none()) return 1.0;
+  return cast_arg<bool>(unbiased, op, "unbiased", "a bool") ? 1.0 : 0.0;
 }
 
 // p of norm: a number, or "fro" (2 over the given dims).
@@ -61,7 +62,7 @@ void init_reduce(py::module_& m) {
   bind_dims_reduction("mean", [](const Tensor& x, const Dims& d, bool k, std::optional<DType> dt) { return mean(x, d, k, dt); });
 
   auto prod_f = [](const Tensor& x, py::object dim, bool keepdim, py::object dtype) {
-    return prod(x, to_optional_dim(dim), keepdim, to_optional_dtype(dtype));
+    return prod(x, to_optional_dim(dim, "prod"), keepdim, to_optional_dtype(dtype));
   };
   m.def("prod", prod_f, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
         py::arg("dtype") = py::none());
@@ -96,8 +97,8 @@ void init_reduce(py::module_& m) {
   bind_extreme("any", [](const Tensor& x, const Dims& d, bool k) { return any(x, d, k); });
 
   auto bind_arg = [&](const char* name, bool is_max) {
-    auto f = [is_max](const Tensor& x, py::object dim, bool keepdim) {
-      return is_max ? argmax(x, to_optional_dim(dim), keepdim) : argmin(x, to_optional_dim(dim), keepdim);
+    auto f = [is_max, name](const Tensor& x, py::object dim, bool keepdim) {
+      return is_max ? argmax(x, to_optional_dim(dim, name), keepdim) : argmin(x, to_optional_dim(dim, name), keepdim);
     };
     m.def(name, f, py::arg("input"), py::arg("dim") = py::none(), py::arg("keepdim") = false);
     cls.def(name, f, py::arg("dim") = py::none(), py::arg("keepdim") = false);

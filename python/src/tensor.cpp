@@ -9,6 +9,9 @@ namespace ember::python {
 namespace {
 TensorClass* g_tensor_class = nullptr;
 
+// The dim of size(dim) / stride(dim): an int (a one-element integer tensor too).
+int64_t dim_arg(py::handle dim, const char* op) { return cast_arg<int64_t>(dim, op, "dim", "an int or None"); }
+
 // A complex element as a Python complex.
 py::object complex_at(const Tensor& t, const char* base, int64_t offset) {
   if (t.dtype() == DType::Complex64) {
@@ -106,7 +109,7 @@ void init_tensor(py::module_& m) {
   cls.def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def("size", [](const Tensor& t, py::object dim) -> py::object {
         if (dim.is_none()) return py::tuple(py::cast(t.shape()));
-        return py::int_(t.size(dim.cast<int64_t>()));
+        return py::int_(t.size(dim_arg(dim, "size")));
       }, py::arg("dim") = py::none())
       .def("dim", &Tensor::dim)
       .def_property_readonly("ndim", &Tensor::dim)
@@ -114,7 +117,7 @@ void init_tensor(py::module_& m) {
       .def("nelement", &Tensor::numel)
       .def("stride", [](const Tensor& t, py::object dim) -> py::object {
         if (dim.is_none()) return py::tuple(py::cast(t.strides()));
-        return py::int_(t.stride(dim.cast<int64_t>()));
+        return py::int_(t.stride(dim_arg(dim, "stride")));
       }, py::arg("dim") = py::none())
       .def("storage_offset", &Tensor::storage_offset)
       .def("element_size", &Tensor::element_size)
