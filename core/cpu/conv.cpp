@@ -27,6 +27,8 @@ constexpr int64_t kColumnCap = int64_t(1) << 22;
 // One image's column matrix up to this many elements (1 MiB of float32) is
 // built and multiplied by one thread while it sits in that core's L2.
 constexpr int64_t kPerImageColumnCap = int64_t(1) << 18;
+// The per-image weight gradient's partial sums, all threads together (16 MiB of float32).
+constexpr int64_t kPartialGradientCap = int64_t(1) << 22;
 
 // Scratch buffers kept per thread and slot between calls: a fresh 10-40 MB
 // allocation per conv costs more in page faults than im2col itself.
@@ -280,10 +282,12 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
   T* gp = gw.data<T>();
   std::fill(gp, gp + gw.numel(), T(0));
   if (N == 0 || L == 0 || OC == 0 || K == 0) return;
-  if (per_image(N, K * L)) {
+  const int64_t blocks = get_num_threads(), size = gw.numel();
+  // One partial gradient per thread: only while they stay small (a wide layer
+  // on many cores would otherwise hold hundreds of MB of partials).
+  if (per_image(N, K * L) && blocks * size <= kPartialGradientCap) {
     // As conv2d_per_image, each thread summing its images' products into a
     // partial gradient of its own; the partials are added at the end.
-    const int64_t blocks = get_num_threads(), size = gw.numel();
     std::vector<T> partial(static_cast<size_t>(blocks * size), T(0));
     const T* xp = x.data<T>();
     const T* yp = gy.data<T>();
@@ -301,10 +305,12 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
         }
       }
     });
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const T* part = partial.data() + blk * size;
-      for (int64_t i = 0; i < size; ++i) gp[i] += part[i];
-    }
+    parallel_for(0, size, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const T* part = partial.data() + blk * size;
+        for (int64_t i = b; i < e; ++i) gp[i] += part[i];
+      }
+    });
     return;
   }
   const int64_t nb_max = chunk_size(N, std::max(K, OC) * L);
