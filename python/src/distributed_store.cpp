@@ -50,11 +50,7 @@ py::object to_timedelta(Milliseconds ms) {
 
 std::vector<std::string> to_keys(py::handle obj, const char* what) {
   if (py::isinstance<py::str>(obj)) throw TypeError(str(what, ": keys must be a list of str, got a str"));
-  try {
-    return obj.cast<std::vector<std::string>>();
-  } catch (const py::cast_error&) {
-    throw TypeError(str(what, ": keys must be a list of str, got ", type_name(obj)));
-  }
+  return cast_arg<std::vector<std::string>>(obj, what, "keys", "a list of str");
 }
 
 void bind_store(py::module_& d) {
