@@ -175,11 +175,10 @@ template <class T>
 void conv2d_per_image(T* op, const T* xp, const T* wp, const T* bp, int64_t N, int64_t OC, const Dims2& d,
                       const ConvGeom& g) {
   const int64_t L = d.OH * d.OW, K = d.C * d.KH * d.KW, Kg = K / g.groups, OCg = OC / g.groups;
-  const int64_t KK = d.KH * d.KW;
   parallel_for(0, N, 1, [&](int64_t b, int64_t e) {
     T* col = scratch<T>(0, K * L);
     for (int64_t n = b; n < e; ++n) {
-      for (int64_t c = 0; c < d.C; ++c) im2col_channel(xp + (n * d.C + c) * d.H * d.W, col + c * KK * L, L, 0, d, g);
+      im2col_batch(xp, col, n, 1, d, g);  // serial here: parallel_for inside parallel_for runs inline
       T* o = op + n * OC * L;
       for (int64_t gi = 0; gi < g.groups; ++gi) {
         blas::gemm_serial(false, false, OCg, L, Kg, T(1), wp + gi * OCg * Kg, Kg, col + gi * Kg * L, L, T(0),
@@ -295,9 +294,7 @@ void conv2d_weight_impl(Tensor& gw, const Tensor& x, const Tensor& gy, const Con
       T* col = scratch<T>(0, K * L);
       for (int64_t blk = b; blk < e; ++blk) {
         for (int64_t n = N * blk / blocks; n < N * (blk + 1) / blocks; ++n) {
-          for (int64_t c = 0; c < d.C; ++c) {
-            im2col_channel(xp + (n * d.C + c) * d.H * d.W, col + c * d.KH * d.KW * L, L, 0, d, g);
-          }
+          im2col_batch(xp, col, n, 1, d, g);
           for (int64_t gi = 0; gi < g.groups; ++gi) {
             blas::gemm_serial(false, true, OCg, Kg, L, T(1), yp + (n * OC + gi * OCg) * L, L, col + gi * Kg * L, L,
                               T(1), partial.data() + blk * size + gi * OCg * Kg, Kg);
