@@ -36,12 +36,16 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <type_traits>
 
 #include <ember/core/error.h>
 #include <ember/cuda/context.h>
 #include <ember/cuda/device/flash_attention.cuh>
+#include <ember/cuda/device/flash_backward_mma.cuh>
+#include <ember/cuda/device/flash_forward_mma.cuh>
 #include <ember/cuda/error.h>
 
 namespace ember::cuda {
@@ -94,16 +98,26 @@ int64_t grid_size(int64_t n, int64_t tiles) {
   return n * tiles;
 }
 
+// The kernels: the register-resident mma.sync ones (the backward for head
+// sizes up to 64), or with EMBER_FLASH_KERNELS=wmma the first (wmma) ones,
+// kept to compare them on a GPU (bench/attention.py times both; read per call
+// so that one process can switch).
+bool wmma_requested() {
+  const char* which = std::getenv("EMBER_FLASH_KERNELS");
+  return which != nullptr && std::strcmp(which, "wmma") == 0;
+}
+
 template <class T, int D>
 void launch_forward(const FlashOperand& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,
                     const FlashOperand& v, int64_t heads, double scale, bool causal, cudaStream_t stream) {
   const int64_t N = lse.size(0), L = lse.size(1), S = k.tensor.size(-2);
   const int E = static_cast<int>(q.tensor.size(-1));
   const int64_t tiles = (L + kBlockM - 1) / kBlockM;
-  const int smem = forward_smem_bytes(D, sizeof(T));
-  EMBER_CUDA_CHECK(
-      cudaFuncSetAttribute(flash_forward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  flash_forward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
+  const bool wmma = wmma_requested();
+  auto kernel = wmma ? flash_forward_kernel<T, D> : flash_forward_mma_kernel<T, D>;
+  const int smem = wmma ? forward_smem_bytes(D, sizeof(T)) : forward_mma_smem_bytes(D, sizeof(T));
+  EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
       output_ptr<T>(out), row_strides(out), static_cast<float*>(lse.data_ptr()), input_ptr<T>(q), row_strides(q),
       input_ptr<T>(k), row_strides(k), input_ptr<T>(v), row_strides(v), heads, L, S, E,
       static_cast<float>(scale) * kLog2e, causal, tiles);
@@ -127,10 +141,14 @@ void launch_backward(Tensor& gq_acc, const FlashOperand& gk, const FlashOperand&
   EMBER_CUDA_KERNEL_CHECK();
 
   const int64_t tiles = (S + kBlockN - 1) / kBlockN;
-  const int smem = backward_smem_bytes(D, sizeof(T));
-  EMBER_CUDA_CHECK(
-      cudaFuncSetAttribute(flash_backward_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  flash_backward_kernel<T, D><<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
+  const bool wmma = D > 64 || wmma_requested();
+  auto kernel = flash_backward_kernel<T, D>;
+  if constexpr (D <= 64) {
+    if (!wmma) kernel = flash_backward_mma_kernel<T, D>;
+  }
+  const int smem = wmma ? backward_smem_bytes(D, sizeof(T)) : backward_mma_smem_bytes(D, sizeof(T));
+  EMBER_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<static_cast<unsigned>(grid_size(N, tiles)), kThreads, smem, stream>>>(
       static_cast<float*>(gq_acc.data_ptr()), output_ptr<T>(gk), row_strides(gk), output_ptr<T>(gv), row_strides(gv),
       input_ptr<T>(q), row_strides(q), input_ptr<T>(k), row_strides(k), input_ptr<T>(v), row_strides(v),
       input_ptr<T>(gout), row_strides(gout), static_cast<const float*>(lse.data_ptr()),

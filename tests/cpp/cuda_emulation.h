@@ -22,6 +22,8 @@
 // - __half and __nv_bfloat16 are 16-bit structs with CUDA's conversions,
 //   rounded to nearest even (from float or directly from double), written
 //   independently of ember's CPU conversions so that tests can compare them.
+// - mma.sync and ldmatrix (cuda/device/mma.cuh's emulated branch) gather the
+//   warp's registers with emu::warp_all_gather and compute each lane's part.
 // - nvcuda::wmma fragments hold the whole 16x16 tile in every lane (loads
 //   check wmma's 32-byte alignment and ldm rules; one lane stores, so a
 //   missing __syncwarp before other lanes read is likely to show); elements
@@ -203,6 +205,18 @@ T exchange(unsigned mask, T v, Src src_of, const char* what) {
   if (src >= 0) std::memcpy(&r, warp_xch + static_cast<unsigned>(src) * kSlot, sizeof(T));
   warp_bar->wait();  // nobody overwrites a slot before every lane has read
   return r;
+}
+
+// Every lane's v, in lane order, to every lane of the warp (the register
+// exchanges of mma.sync and ldmatrix; see cuda/device/mma.cuh).
+template <class T>
+void warp_all_gather(const T& v, T (&all)[32]) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kSlot, "warp exchange of an unsupported type");
+  check_mask(0xffffffffu, "a warp-wide matrix operation");
+  std::memcpy(warp_xch + lane_id() * kSlot, &v, sizeof(T));
+  warp_bar->wait();
+  for (unsigned lane = 0; lane < 32; ++lane) std::memcpy(&all[lane], warp_xch + lane * kSlot, sizeof(T));
+  warp_bar->wait();  // nobody overwrites a slot before every lane has read
 }
 
 template <class T>

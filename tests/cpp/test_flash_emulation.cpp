@@ -1,4 +1,6 @@
-// The fused attention kernels (cuda/device/flash_attention.cuh) run on the CPU
+// The fused attention kernels (cuda/device/flash_attention.cuh's wmma ones,
+// and the mma.sync ones of flash_forward_mma.cuh / flash_backward_mma.cuh)
+// run on the CPU
 // through tests/cpp/cuda_emulation.h, in bfloat16 and float16, against a
 // float64 reference: forward
 // output and logsumexp, and the three gradients, for causal and non-causal
@@ -31,6 +33,8 @@ inline float load(const float* p, int64_t i) { return p[i]; }
 }  // namespace ember::cuda
 
 #include <ember/cuda/device/flash_attention.cuh>
+#include <ember/cuda/device/flash_backward_mma.cuh>
+#include <ember/cuda/device/flash_forward_mma.cuh>
 
 #include <algorithm>
 #include <random>
@@ -106,8 +110,13 @@ struct Operand {
   }
 };
 
+// The two sets of kernels: mma.sync fragments in registers (the backward only
+// for head sizes up to 64, as cuda/attention.cu picks), or wmma's.
+enum class Kernels { Mma, Wmma };
+
 template <class T, int D>
-Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, unsigned seed, Layouts lay) {
+Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, unsigned seed, Layouts lay,
+                Kernels kernels) {
   const int64_t N = B * H;
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -129,19 +138,25 @@ Errors run_case(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, 
   const double scale = 1.3 / std::sqrt(static_cast<double>(E));
   std::vector<float> lse(N * L, NAN), delta(N * L, NAN), gq(N * L * E, 0.f);  // gq: zero-filled by the caller
   const int64_t q_tiles = (L + kBlockM - 1) / kBlockM, kv_tiles = (S + kBlockN - 1) / kBlockN;
-  launch(static_cast<unsigned>(N * q_tiles), kThreads, forward_smem_bytes(D, 2), [&] {
-    flash_forward_kernel<T, D>(out.data(), out.at.strides, lse.data(), q.data(), q.at.strides, k.data(),
-                               k.at.strides, v.data(), v.at.strides, H, L, S, E, static_cast<float>(scale) * kLog2e,
-                               causal, q_tiles);
+  const bool mma = kernels == Kernels::Mma;
+  launch(static_cast<unsigned>(N * q_tiles), kThreads, mma ? forward_mma_smem_bytes(D, 2) : forward_smem_bytes(D, 2), [&] {
+    auto kernel = mma ? flash_forward_mma_kernel<T, D> : flash_forward_kernel<T, D>;
+    kernel(out.data(), out.at.strides, lse.data(), q.data(), q.at.strides, k.data(), k.at.strides, v.data(),
+           v.at.strides, H, L, S, E, static_cast<float>(scale) * kLog2e, causal, q_tiles);
   });
   launch(static_cast<unsigned>((N * L + 7) / 8), 256, 0, [&] {
     flash_delta_kernel<T>(delta.data(), go.data(), go.at.strides, out.data(), out.at.strides, H, L, N * L, E);
   });
-  launch(static_cast<unsigned>(N * kv_tiles), kThreads, backward_smem_bytes(D, 2), [&] {
-    flash_backward_kernel<T, D>(gq.data(), gk.data(), gk.at.strides, gv.data(), gv.at.strides, q.data(),
-                                q.at.strides, k.data(), k.at.strides, v.data(), v.at.strides, go.data(),
-                                go.at.strides, lse.data(), delta.data(), H, L, S, E, static_cast<float>(scale),
-                                static_cast<float>(scale) * kLog2e, causal, kv_tiles);
+  const bool mma_backward = mma && D <= 64;
+  launch(static_cast<unsigned>(N * kv_tiles), kThreads,
+         mma_backward ? backward_mma_smem_bytes(D, 2) : backward_smem_bytes(D, 2), [&] {
+    auto kernel = flash_backward_kernel<T, D>;
+    if constexpr (D <= 64) {
+      if (mma_backward) kernel = flash_backward_mma_kernel<T, D>;
+    }
+    kernel(gq.data(), gk.data(), gk.at.strides, gv.data(), gv.at.strides, q.data(), q.at.strides, k.data(),
+           k.at.strides, v.data(), v.at.strides, go.data(), go.at.strides, lse.data(), delta.data(), H, L, S, E,
+           static_cast<float>(scale), static_cast<float>(scale) * kLog2e, causal, kv_tiles);
   });
 
   // float64 reference on the same 16-bit inputs.
@@ -218,15 +233,18 @@ void check(int64_t B, int64_t H, int64_t L, int64_t S, int E, bool causal, Toler
             << static_cast<int>(lay.go) << " out " << static_cast<int>(lay.out) << " gk " << static_cast<int>(lay.gk)
             << " gv " << static_cast<int>(lay.gv));
   const unsigned seed = static_cast<unsigned>(B * H * 1000 + L * 10 + S + E);
-  const Errors e = E <= 32   ? run_case<T, 32>(B, H, L, S, E, causal, seed, lay)
-                   : E <= 64 ? run_case<T, 64>(B, H, L, S, E, causal, seed, lay)
-                             : run_case<T, 128>(B, H, L, S, E, causal, seed, lay);
-  INFO("errors: out " << e.out << " lse " << e.lse << " dq " << e.dq << " dk " << e.dk << " dv " << e.dv);
-  REQUIRE(e.out <= tol.out * e.out_max + tol.atol);  // NaN (an unwritten element) fails too
-  REQUIRE(e.lse <= 1e-3);
-  REQUIRE(e.dq <= tol.grad * e.dq_max + tol.atol);
-  REQUIRE(e.dk <= tol.grad * e.dk_max + tol.atol);
-  REQUIRE(e.dv <= tol.grad * e.dv_max + tol.atol);
+  for (Kernels kernels : {Kernels::Mma, Kernels::Wmma}) {
+    INFO((kernels == Kernels::Mma ? "mma.sync kernels" : "wmma kernels"));
+    const Errors e = E <= 32   ? run_case<T, 32>(B, H, L, S, E, causal, seed, lay, kernels)
+                     : E <= 64 ? run_case<T, 64>(B, H, L, S, E, causal, seed, lay, kernels)
+                               : run_case<T, 128>(B, H, L, S, E, causal, seed, lay, kernels);
+    INFO("errors: out " << e.out << " lse " << e.lse << " dq " << e.dq << " dk " << e.dk << " dv " << e.dv);
+    REQUIRE(e.out <= tol.out * e.out_max + tol.atol);  // NaN (an unwritten element) fails too
+    REQUIRE(e.lse <= 1e-3);
+    REQUIRE(e.dq <= tol.grad * e.dq_max + tol.atol);
+    REQUIRE(e.dk <= tol.grad * e.dk_max + tol.atol);
+    REQUIRE(e.dv <= tol.grad * e.dv_max + tol.atol);
+  }
 }
 
 // GPT-2's attention inputs: q, k, v thirds of one projection, grad_out from the transposed output.

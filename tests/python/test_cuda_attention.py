@@ -1,7 +1,8 @@
 """The fused (flash) scaled_dot_product_attention kernel on CUDA against the CPU (float64 math
 path on the same half-precision inputs) and against the CUDA math path: forward and the three
 gradients, causal and not, L == S, L > S, L < S, lengths that are not multiples of the 64-row
-tiles, head sizes 8..128, float16 and bfloat16, several batch*heads; that the fused path is
+tiles, head sizes 8..128, float16 and bfloat16, several batch*heads, for both kernel sets
+(mma.sync, and wmma with EMBER_FLASH_KERNELS=wmma); that the fused path is
 really taken (its grad_fn) and that the switches and unsupported arguments fall back; the W3
 shape (8, 12, 1024, 64) in bfloat16 once, with its memory.
 
@@ -114,17 +115,33 @@ def check_fused(shape_q, shape_kv, dtype, causal, e_v=None, seed=0, **kw):
         close(got, want, 2 * tol, f"d{name} vs CUDA math path")
 
 
+# The kernel sets cuda/attention.cu picks from: the mma.sync ones (default) and, with
+# EMBER_FLASH_KERNELS=wmma, the wmma ones; both are held to the same references.
+KERNELS = ["mma", "wmma"]
+
+
+@pytest.fixture
+def kernels(request, monkeypatch):
+    if request.param == "wmma":
+        monkeypatch.setenv("EMBER_FLASH_KERNELS", "wmma")
+    else:
+        monkeypatch.delenv("EMBER_FLASH_KERNELS", raising=False)
+    return request.param
+
+
+@pytest.mark.parametrize("kernels", KERNELS, indirect=True)
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("L,S", [(64, 64), (100, 100), (130, 70), (70, 130), (1, 1), (5, 200)])
-def test_fused_matches_references_head_64(dtype, causal, L, S):
+def test_fused_matches_references_head_64(kernels, dtype, causal, L, S):
     check_fused((2, 3, L, 64), (2, 3, S, 64), dtype, causal, seed=L + S)
 
 
+@pytest.mark.parametrize("kernels", KERNELS, indirect=True)
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
 @pytest.mark.parametrize("E", [8, 32, 40, 72, 128])
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_head_sizes(dtype, E, causal):
+def test_fused_head_sizes(kernels, dtype, E, causal):
     check_fused((1, 2, 129, E), (1, 2, 97, E), dtype, causal, seed=E)
 
 

@@ -1,0 +1,232 @@
+// The fused attention backward with its tiles in registers (FlashAttention-2's
+// backward on mma.sync fragments, cuda/device/mma.cuh), for head sizes padded
+// to 32 or 64: at 128 its accumulators would not fit the registers, and
+// flash_backward_kernel (flash_attention.cuh, wmma) runs instead. Same grid,
+// inputs and outputs as that kernel: one block per (n, tile of 64 keys), each
+// warp owning 16 keys, walking the query tiles.
+//
+// Per warp and query tile, in registers: S^T = K Q^T (the warp's keys against
+// 64 queries), P^T = exp2(S^T scale - lse), dV += P^T dO with P^T straight
+// from the accumulators, dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q.
+// dQ needs dS for all 64 keys of the block: the warps write dS^T to shared
+// memory, and each then computes its 16 query rows' scale * dS K (A fragments
+// read transposed by ldmatrix) and adds them into the float32 dQ buffer.
+#pragma once
+#include <ember/cuda/device/flash_attention.cuh>
+#include <ember/cuda/device/mma.cuh>
+
+namespace ember::cuda::flash {
+
+// K, V, Q and dO tiles, dS^T ([kBlockN, kBlockM + kPad]), and the query tile's lse and delta.
+constexpr int backward_mma_smem_bytes(int D, int elem) {
+  return 2 * (kBlockM + kBlockN) * (D + kPad) * elem + kBlockN * (kBlockM + kPad) * elem + 2 * kBlockM * 4;
+}
+
+// The warp's 16 rows of a shared [*, ld] tile (first row `row0`) as A fragments over D columns.
+template <class T, int D>
+__device__ __forceinline__ void load_a_rows(uint32_t (&a)[D / 16][4], const T* tile, int ld, int row0, int g, int t) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const T* p = tile + (row0 + g) * ld + kk * 16 + 2 * t;
+    a[kk][0] = mma::load_pair(p);
+    a[kk][1] = mma::load_pair(p + 8 * ld);
+    a[kk][2] = mma::load_pair(p + 8);
+    a[kk][3] = mma::load_pair(p + 8 * ld + 8);
+  }
+}
+
+// c[j] = A B for the 8 blocks of 8 rows of a shared [64, ld] tile: B = tile^T,
+// so column 8j + g of B is the tile's row 8j + g.
+template <class T, int D>
+__device__ __forceinline__ void rows_times_tile_t(float (&c)[8][4], const uint32_t (&a)[D / 16][4], const T* tile,
+                                                  int ld, int g, int t) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.f;
+    const T* row = tile + (8 * j + g) * ld + 2 * t;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t b[2] = {mma::load_pair(row + kk * 16), mma::load_pair(row + kk * 16 + 8)};
+      mma::mma_16x8x16<T>(c[j], a[kk], b);
+    }
+  }
+}
+
+// acc += X tile, where X ([16, 64]) is in accumulator layout (x[j] its
+// columns 8j..8j+7, rounded to T here) and tile is a shared [64, D] tile.
+template <class T, int D>
+__device__ __forceinline__ void acc_times_tile(float (&acc)[D / 8][4], const float (&x)[8][4], const T* tile, int ld,
+                                               int lane) {
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t a[4] = {mma::pack2<T>(x[2 * c][0], x[2 * c][1]), mma::pack2<T>(x[2 * c][2], x[2 * c][3]),
+                           mma::pack2<T>(x[2 * c + 1][0], x[2 * c + 1][1]),
+                           mma::pack2<T>(x[2 * c + 1][2], x[2 * c + 1][3])};
+    // ldmatrix: lanes 8i + j name row j of matrix i: tile rows 16c..16c+7
+    // (i = 0, 2) or 16c+8..16c+15 (i = 1, 3), columns 8d.. (i < 2) or 8d+8..
+    const T* row = tile + (16 * c + lane % 8 + (lane / 8) % 2 * 8) * ld + (lane / 16) * 8;
+#pragma unroll
+    for (int d = 0; d < D / 8; d += 2) {
+      uint32_t b[4];
+      mma::ldmatrix_x4_trans(b, row + d * 8);
+      const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+      mma::mma_16x8x16<T>(acc[d], a, b0);
+      mma::mma_16x8x16<T>(acc[d + 1], a, b1);
+    }
+  }
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_backward_mma_kernel(float* gq_acc, T* gk, RowStrides gks, T* gv, RowStrides gvs, const T* q, RowStrides qs,
+                              const T* k, RowStrides ks, const T* v, RowStrides vs, const T* gout, RowStrides gs,
+                              const float* lse, const float* delta, int64_t heads, int64_t L, int64_t S, int E,
+                              float scale, float scale_log2, bool causal, int64_t kv_tiles) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  static_assert(D <= 64, "head sizes above 64 take flash_backward_kernel");
+  constexpr int ldh = D + kPad;        // K, V, Q, dO tiles
+  constexpr int ldp = kBlockM + kPad;  // dS^T: [keys, queries]
+  EMBER_FLASH_SHARED_MEMORY(smem);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  T* k_s = reinterpret_cast<T*>(smem);
+  T* v_s = k_s + kBlockN * ldh;
+  T* q_s = v_s + kBlockN * ldh;
+  T* do_s = q_s + kBlockM * ldh;
+  T* ds_s = do_s + kBlockM * ldh;
+  float* lse_s = reinterpret_cast<float*>(ds_s + kBlockN * ldp);  // log2 units
+  float* delta_s = lse_s + kBlockM;
+
+  const int64_t n = blockIdx.x / kv_tiles;
+  const int64_t kv0 = (blockIdx.x % kv_tiles) * kBlockN;  // causal: low key tiles see the most queries
+  const T* qn = q + slice_offset(qs, n, heads);
+  const T* don = gout + slice_offset(gs, n, heads);
+  const int64_t keys[2] = {kv0 + warp * 16 + g, kv0 + warp * 16 + g + 8};  // the lane's two keys
+
+  load_tile<D>(k_s, k + slice_offset(ks, n, heads), ks.row, kv0, S, E);
+  load_tile<D>(v_s, v + slice_offset(vs, n, heads), vs.row, kv0, S, E);
+  __syncthreads();
+  uint32_t ka[D / 16][4];  // the warp's 16 keys, for every query tile
+  load_a_rows<T, D>(ka, k_s, ldh, warp * 16, g, t);
+  float dk[D / 8][4], dv[D / 8][4];
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[d][e] = dv[d][e] = 0.f;
+
+  // Causal: queries before the tile's first key attend none of its keys.
+  const int64_t q_begin = causal ? (kv0 / kBlockM) * kBlockM : 0;
+  for (int64_t q0 = q_begin; q0 < L; q0 += kBlockM) {
+    __syncthreads();  // the previous query tile and its dS^T are no longer read
+    load_tile<D>(q_s, qn, qs.row, q0, L, E);
+    load_tile<D>(do_s, don, gs.row, q0, L, E);
+    for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
+      const bool in = q0 + i < L;
+      lse_s[i] = in ? lse[n * L + q0 + i] * kLog2e : 0.f;
+      delta_s[i] = in ? delta[n * L + q0 + i] : 0.f;
+    }
+    __syncthreads();
+
+    // P^T for the warp's keys against the tile's queries (column 8j + 2t + e % 2).
+    float p[8][4];
+    rows_times_tile_t<T, D>(p, ka, q_s, ldh, g, t);
+    const bool masked = kv0 + kBlockN > S || q0 + kBlockM > L || (causal && kv0 + kBlockN - 1 > q0);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int col = 8 * j + 2 * t + e % 2;
+        float x = exp2f(p[j][e] * scale_log2 - lse_s[col]);
+        if (masked) {
+          const int64_t qi = q0 + col, key = keys[e / 2];
+          if (key >= S || qi >= L || (causal && key > qi)) x = 0.f;
+        }
+        p[j][e] = x;
+      }
+
+    acc_times_tile<T, D>(dv, p, do_s, ldh, lane);  // dV += P^T dO
+    float dp[8][4];
+    {
+      uint32_t va[D / 16][4];  // reloaded per tile: kept, it would cost 16 more registers throughout
+      load_a_rows<T, D>(va, v_s, ldh, warp * 16, g, t);
+      rows_times_tile_t<T, D>(dp, va, do_s, ldh, g, t);  // dP^T = V dO^T
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) p[j][e] *= dp[j][e] - delta_s[8 * j + 2 * t + e % 2];  // now dS^T
+    acc_times_tile<T, D>(dk, p, q_s, ldh, lane);  // dK += dS^T Q (scaled at the end)
+
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      T* dst = ds_s + (warp * 16 + g) * ldp + 8 * j + 2 * t;
+      *reinterpret_cast<uint32_t*>(dst) = mma::pack2<T>(p[j][0], p[j][1]);
+      *reinterpret_cast<uint32_t*>(dst + 8 * ldp) = mma::pack2<T>(p[j][2], p[j][3]);
+    }
+    __syncthreads();  // dS^T of all 64 keys is written
+
+    // dQ of the warp's 16 query rows: dS K over the 64 keys, 16 at a time. dS's
+    // A fragments come from dS^T transposed: lanes 8i + j name key row j
+    // (+8 for i >= 2) of the chunk at query column 8 (i % 2) of the warp's 16.
+    float dq[D / 8][4];
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) dq[d][0] = dq[d][1] = dq[d][2] = dq[d][3] = 0.f;
+    const T* ds_row = ds_s + (lane % 8 + (lane / 16) * 8) * ldp + warp * 16 + (lane / 8) % 2 * 8;
+    const T* k_row = k_s + (lane % 8 + (lane / 8) % 2 * 8) * ldh + (lane / 16) * 8;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      uint32_t a[4];
+      mma::ldmatrix_x4_trans(a, ds_row + 16 * c * ldp);
+#pragma unroll
+      for (int d = 0; d < D / 8; d += 2) {
+        uint32_t b[4];
+        mma::ldmatrix_x4_trans(b, k_row + 16 * c * ldh + d * 8);
+        const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+        mma::mma_16x8x16<T>(dq[d], a, b0);
+        mma::mma_16x8x16<T>(dq[d + 1], a, b1);
+      }
+    }
+    // Lanes t and t ^ 1 trade halves so that each adds 4 adjacent columns of
+    // one row: even t row g, columns 8d + 2t..+3; odd t row g + 8, 8d + 2t - 2..+1.
+    const bool even = t % 2 == 0;
+    const int64_t qi = q0 + warp * 16 + g + (even ? 0 : 8);
+    const int col0 = 2 * (t & ~1);
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const float give0 = even ? dq[d][2] : dq[d][0], give1 = even ? dq[d][3] : dq[d][1];
+      const float got0 = __shfl_xor_sync(0xffffffffu, give0, 1), got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+      const int col = 8 * d + col0;  // E % 8 == 0: all four below E or none
+      if (qi < L && col < E) {
+        float* dst = gq_acc + (n * L + qi) * E + col;  // 16-byte aligned
+        const float x0 = even ? dq[d][0] : got0, x1 = even ? dq[d][1] : got1;
+        const float x2 = even ? got0 : dq[d][2], x3 = even ? got1 : dq[d][3];
+#if __CUDA_ARCH__ >= 900  // a vector atomic: a quarter of the operations
+        atomicAdd(reinterpret_cast<float4*>(dst), make_float4(scale * x0, scale * x1, scale * x2, scale * x3));
+#else
+        atomicAdd(dst, scale * x0);
+        atomicAdd(dst + 1, scale * x1);
+        atomicAdd(dst + 2, scale * x2);
+        atomicAdd(dst + 3, scale * x3);
+#endif
+      }
+    }
+  }
+
+  // dK (times scale) and dV of the lane's two keys.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (keys[h] >= S) continue;
+    T* gk_row = gk + slice_offset(gks, n, heads) + keys[h] * gks.row;
+    T* gv_row = gv + slice_offset(gvs, n, heads) + keys[h] * gvs.row;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const int col = 8 * d + 2 * t;
+      if (col >= E) continue;
+      *reinterpret_cast<uint32_t*>(gk_row + col) = mma::pack2<T>(scale * dk[d][2 * h], scale * dk[d][2 * h + 1]);
+      *reinterpret_cast<uint32_t*>(gv_row + col) = mma::pack2<T>(dv[d][2 * h], dv[d][2 * h + 1]);
+    }
+  }
+#endif
+}
+
+}  // namespace ember::cuda::flash

@@ -1,0 +1,163 @@
+// The fused attention forward with scores, probabilities and output in
+// registers (FlashAttention-2's forward): mma.sync fragments, whose layout is
+// documented (cuda/device/mma.cuh), instead of wmma's, which must go through
+// shared memory to be rescaled. Same grid, tiles, inputs and outputs as
+// flash_forward_kernel in flash_attention.cuh (and the same backward reads
+// its logsumexp); cuda/attention.cu picks one of the two.
+//
+// Per warp and 64-key tile: S = Q K^T as 8 accumulator blocks of 16 x 8
+// (lane 4g + t holds rows g and g + 8, columns 2t and 2t + 1 of each), the
+// online softmax on those registers (a row's four lanes agree on its max
+// through two shuffles), and O += P V with P taken from the score registers
+// rounded to 16 bits, V's B fragments loaded transposed by ldmatrix. Shared
+// memory holds only the Q, K and V tiles.
+#pragma once
+#include <ember/cuda/device/flash_attention.cuh>
+#include <ember/cuda/device/mma.cuh>
+
+namespace ember::cuda::flash {
+
+constexpr int forward_mma_smem_bytes(int D, int elem) { return (kBlockM + 2 * kBlockN) * (D + kPad) * elem; }
+
+template <class T, int D>
+__global__ void __launch_bounds__(kThreads)
+    flash_forward_mma_kernel(T* out, RowStrides os, float* lse, const T* q, RowStrides qs, const T* k, RowStrides ks,
+                             const T* v, RowStrides vs, int64_t heads, int64_t L, int64_t S, int E, float scale_log2,
+                             bool causal, int64_t q_tiles) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using mma::load_pair;
+  constexpr int ldh = D + kPad;
+  constexpr int kKeyBlocks = kBlockN / 8;  // 8-key accumulator blocks of a tile
+  constexpr int kDimBlocks = D / 8;        // 8-column accumulator blocks of the output
+  EMBER_FLASH_SHARED_MEMORY(smem);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  T* q_s = reinterpret_cast<T*>(smem);
+  T* k_s = q_s + kBlockM * ldh;
+  T* v_s = k_s + kBlockN * ldh;
+
+  const int64_t n = blockIdx.x / q_tiles;
+  const int64_t q0 = (q_tiles - 1 - blockIdx.x % q_tiles) * kBlockM;  // the longest causal tiles start first
+  const int64_t warp_row0 = q0 + warp * 16;
+  const int64_t rows[2] = {warp_row0 + g, warp_row0 + g + 8};  // the lane's two query rows
+  const T* kn = k + slice_offset(ks, n, heads);
+  const T* vn = v + slice_offset(vs, n, heads);
+
+  load_tile<D>(q_s, q + slice_offset(qs, n, heads), qs.row, q0, L, E);
+  __syncthreads();
+  uint32_t qa[D / 16][4];  // the warp's 16 query rows as A fragments, reused against every key tile
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const T* p = q_s + (warp * 16 + g) * ldh + kk * 16 + 2 * t;
+    qa[kk][0] = load_pair(p);
+    qa[kk][1] = load_pair(p + 8 * ldh);
+    qa[kk][2] = load_pair(p + 8);
+    qa[kk][3] = load_pair(p + 8 * ldh + 8);
+  }
+
+  float m[2] = {-INFINITY, -INFINITY};  // running max of each row (log2 units)
+  float l[2] = {0.f, 0.f};              // this lane's part of each row's running sum
+  float o[kDimBlocks][4];
+#pragma unroll
+  for (int d = 0; d < kDimBlocks; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+
+  // Causal: keys after the tile's last query row are masked for every row.
+  const int64_t kv_end = causal && q0 + kBlockM < S ? q0 + kBlockM : S;
+  for (int64_t kv0 = 0; kv0 < kv_end; kv0 += kBlockN) {
+    __syncthreads();  // every warp is done with the previous K / V tile
+    load_tile<D>(k_s, kn, ks.row, kv0, S, E);
+    load_tile<D>(v_s, vn, vs.row, kv0, S, E);
+    __syncthreads();
+
+    float s[kKeyBlocks][4];
+#pragma unroll
+    for (int j = 0; j < kKeyBlocks; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+      const T* key_row = k_s + (8 * j + g) * ldh + 2 * t;  // B = K^T: column g of the block is key 8j + g
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t b[2] = {load_pair(key_row + kk * 16), load_pair(key_row + kk * 16 + 8)};
+        mma::mma_16x8x16<T>(s[j], qa[kk], b);
+      }
+    }
+
+    // Scale, mask (only tiles that reach past S or the warp's diagonal), and
+    // each row's max over the tile: the lane's values, then its row's 4 lanes.
+    const bool masked = kv0 + kBlockN > S || (causal && kv0 + kBlockN - 1 > warp_row0);
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < kKeyBlocks; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = s[j][e] * scale_log2;
+        if (masked) {
+          const int64_t key = kv0 + 8 * j + 2 * t + e % 2;
+          if (key >= S || (causal && key > rows[e / 2])) x = -INFINITY;
+        }
+        s[j][e] = x;
+        tile_max[e / 2] = fmaxf(tile_max[e / 2], x);
+      }
+    }
+    float ref[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 1));
+      tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], 2));
+      const float m_new = fmaxf(m[h], tile_max[h]);
+      ref[h] = m_new == -INFINITY ? 0.f : m_new;  // no key seen yet: p = 0, not NaN
+      const float alpha = exp2f(m[h] - ref[h]);   // rescales what was summed so far
+      l[h] *= alpha;
+      m[h] = m_new;
+#pragma unroll
+      for (int d = 0; d < kDimBlocks; ++d) {
+        o[d][2 * h] *= alpha;
+        o[d][2 * h + 1] *= alpha;
+      }
+    }
+
+    // O += P V, 16 keys at a time: two score blocks make one A fragment.
+#pragma unroll
+    for (int c = 0; c < kBlockN / 16; ++c) {
+      float p[2][4];
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          p[half][e] = exp2f(s[2 * c + half][e] - ref[e / 2]);
+          l[e / 2] += p[half][e];
+        }
+      const uint32_t pa[4] = {mma::pack2<T>(p[0][0], p[0][1]), mma::pack2<T>(p[0][2], p[0][3]),
+                              mma::pack2<T>(p[1][0], p[1][1]), mma::pack2<T>(p[1][2], p[1][3])};
+      // ldmatrix: lane 8i + j names row j of matrix i; matrices 0, 1 are keys
+      // 16c..16c+7 and 16c+8..16c+15 of 8 columns, 2 and 3 the next 8 columns.
+      const T* v_row = v_s + (16 * c + lane % 8 + (lane / 8) % 2 * 8) * ldh + (lane / 16) * 8;
+#pragma unroll
+      for (int d = 0; d < kDimBlocks; d += 2) {
+        uint32_t vb[4];
+        mma::ldmatrix_x4_trans(vb, v_row + d * 8);
+        const uint32_t b0[2] = {vb[0], vb[1]}, b1[2] = {vb[2], vb[3]};
+        mma::mma_16x8x16<T>(o[d], pa, b0);
+        mma::mma_16x8x16<T>(o[d + 1], pa, b1);
+      }
+    }
+  }
+
+  // Each row's sum over its 4 lanes, then the normalised output and logsumexp.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    if (rows[h] >= L) continue;
+    const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+    T* orow = out + slice_offset(os, n, heads) + rows[h] * os.row;
+#pragma unroll
+    for (int d = 0; d < kDimBlocks; ++d) {
+      const int col = d * 8 + 2 * t;  // E % 8 == 0: both columns below E or neither
+      if (col < E) *reinterpret_cast<uint32_t*>(orow + col) = mma::pack2<T>(o[d][2 * h] * inv, o[d][2 * h + 1] * inv);
+    }
+    if (t == 0) lse[n * L + rows[h]] = l[h] > 0.f ? (m[h] + log2f(l[h])) * kLn2 : -INFINITY;
+  }
+#endif
+}
+
+}  // namespace ember::cuda::flash
