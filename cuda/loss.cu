@@ -38,11 +38,16 @@ void backward(Tensor& gx, const Tensor& gl, const Tensor& wt, const Tensor& lse,
   using A = typename Acc<T>::type;
   const int index = x.device().index;
   DeviceGuard guard(index);
-  ce_backward_kernel<T, A><<<static_cast<unsigned>(positions), kLossThreads, 0, current_cuda_stream(index)>>>(
-      static_cast<A*>(gx.data_ptr()), static_cast<const A*>(gl.data_ptr()), static_cast<const A*>(wt.data_ptr()),
-      static_cast<const A*>(lse.data_ptr()), static_cast<const T*>(x.data_ptr()),
-      static_cast<const int64_t*>(target.data_ptr()), ignore_index, classes, inner);
-  EMBER_CUDA_KERNEL_CHECK();
+  auto run = [&](auto* g) {
+    using G = std::remove_pointer_t<decltype(g)>;
+    ce_backward_kernel<T, A, G><<<static_cast<unsigned>(positions), kLossThreads, 0, current_cuda_stream(index)>>>(
+        static_cast<G*>(gx.data_ptr()), static_cast<const A*>(gl.data_ptr()), static_cast<const A*>(wt.data_ptr()),
+        static_cast<const A*>(lse.data_ptr()), static_cast<const T*>(x.data_ptr()),
+        static_cast<const int64_t*>(target.data_ptr()), ignore_index, classes, inner);
+    EMBER_CUDA_KERNEL_CHECK();
+  };
+  if (gx.dtype() == x.dtype()) return run(static_cast<T*>(nullptr));  // float16/bfloat16 gradients directly
+  run(static_cast<A*>(nullptr));
 }
 
 unsigned grid_for(int64_t total) {

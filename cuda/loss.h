@@ -13,8 +13,9 @@ namespace ember::cuda {
 // else float32.
 void cross_entropy_forward(Tensor& loss, Tensor& wt, Tensor& lse, const Tensor& x, const Tensor& target,
                            const Tensor& weight, int64_t ignore_index, int64_t outer, int64_t classes, int64_t inner);
-// gx = gl * wt * (softmax(x) - one_hot(t)), softmax from the saved lse; gx
-// and gl in lse's dtype.
+// gx = gl * wt * (softmax(x) - one_hot(t)), softmax from the saved lse; gl in
+// lse's dtype, gx in lse's dtype or in x's (float16/bfloat16 x: computed in
+// float32, rounded once).
 void cross_entropy_backward(Tensor& gx, const Tensor& gl, const Tensor& wt, const Tensor& lse, const Tensor& x,
                             const Tensor& target, int64_t ignore_index, int64_t outer, int64_t classes,
                             int64_t inner);

@@ -21,8 +21,10 @@ Vjp cross_entropy_backward(int64_t class_dim, int64_t ignore_index, const Shape&
     if (!grad_enabled()) {
       const DType compute = wt.dtype();
       auto prep = [&](const Tensor& t) { return (t.dtype() == compute ? t : t.to(compute)).contiguous(); };
-      Tensor gx = empty(x.shape(), compute, x.device());
-      if (gx.numel() > 0 && x.device().is_cuda()) {  // the kernel reads half inputs directly
+      // The CUDA kernel reads half logits directly and writes their gradient in
+      // their dtype (W3's [8192, 50257] bfloat16 logits: no 1.6 GB float32 copy).
+      Tensor gx = empty(x.shape(), x.device().is_cuda() ? x.dtype() : compute, x.device());
+      if (gx.numel() > 0 && x.device().is_cuda()) {
         cuda::cross_entropy_backward(gx, prep(g[0]), wt, s[3], x.detach().contiguous(), target, ignore_index,
                                      view[0], view[1], view[2]);
       } else if (gx.numel() > 0) {

@@ -41,9 +41,11 @@ __global__ void ce_forward_kernel(A* loss, A* wt, A* lse, const T* x, const int6
   }
 }
 
-// gx = gl * wt * (softmax(x) - one_hot(t)) from the saved lse.
-template <class T, class A>
-__global__ void ce_backward_kernel(A* gx, const A* gl, const A* wt, const A* lse, const T* x, const int64_t* target,
+// gx = gl * wt * (softmax(x) - one_hot(t)) from the saved lse, computed in A
+// and stored as G: A, or x's 16-bit type itself (the gradient autograd needs,
+// rounded once, without a float32 array as large as the logits in between).
+template <class T, class A, class G = A>
+__global__ void ce_backward_kernel(G* gx, const A* gl, const A* wt, const A* lse, const T* x, const int64_t* target,
                                    int64_t ignore_index, int64_t classes, int64_t inner) {
   const int64_t p = blockIdx.x, o = p / inner, i = p % inner;
   const int64_t base = o * classes * inner + i;
@@ -53,7 +55,7 @@ __global__ void ce_backward_kernel(A* gx, const A* gl, const A* wt, const A* lse
     const int64_t k = base + c * inner;
     A v = scale == A(0) ? A(0) : scale * exp(static_cast<A>(load(x, k)) - l);
     if (c == t && t != ignore_index) v -= scale;
-    gx[k] = v;
+    store(gx, k, v);
   }
 }
 
