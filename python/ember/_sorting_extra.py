@@ -3,6 +3,7 @@ scatter): median, kthvalue, quantile, searchsorted, bucketize, bincount,
 histc. They run on any device ember sorts on; median, kthvalue and quantile
 are differentiable through sort's values."""
 import collections
+import operator
 
 import ember
 from ember import _C
@@ -170,6 +171,10 @@ def histc(input, bins=100, min=0, max=0):
     when both are 0); values outside are ignored, max falls in the last bin."""
     if not input.is_floating_point():
         raise RuntimeError(f"histc: expected a floating point tensor, got {input.dtype}")
+    try:
+        bins = operator.index(bins)
+    except TypeError:
+        raise TypeError(f"histc: bins must be an int, got {type(bins).__name__}") from None
     if bins <= 0:
         raise RuntimeError("histc: bins must be > 0")
     lo, hi = float(min), float(max)

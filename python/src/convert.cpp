@@ -1,6 +1,8 @@
 // Conversions between Python objects and ember types, shared by all bindings.
 #include <pybind11/numpy.h>
 
+#include <cstdint>
+
 #include <ember/core/type_promotion.h>
 
 #include "bind.h"
@@ -385,8 +387,15 @@ void init_dtype(py::module_& m) {
   py::class_<Device>(m, "device")
       .def(py::init([](py::object spec, std::optional<int> index) {
              if (py::isinstance<Device>(spec)) return spec.cast<Device>();
+             if (py::isinstance<py::int_>(spec) && !py::isinstance<py::bool_>(spec)) {  // ember.device(1): cuda:1
+               EMBER_CHECK(!index, TypeError, "device: give the index once: ember.device(", std::string(py::str(spec)),
+                           ") or ember.device('cuda', ", std::string(py::str(spec)), ")");
+               const int64_t i = to_int64(spec, "device");
+               EMBER_CHECK(i >= 0 && i <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ", i);
+               return Device(DeviceType::CUDA, static_cast<int>(i));
+             }
              EMBER_CHECK(py::isinstance<py::str>(spec), TypeError,
-                         "device: expected a string such as 'cpu' or 'cuda:0' or an ember.device, got ",
+                         "device: expected a string such as 'cpu' or 'cuda:0', an index, or an ember.device, got ",
                          type_name(spec));
              Device d(spec.cast<std::string>());
              if (index) {

@@ -66,7 +66,25 @@ WRONG_TYPES = [
      "assigning grad: expected a Tensor or None, got str"),
     # strings and the rest
     (lambda: ember.meshgrid(x[0], x[0], indexing=1.5), "meshgrid: indexing must be 'ij' or 'xy', got float"),
-    (lambda: ember.device(1.5), "device: expected a string such as 'cpu' or 'cuda:0' or an ember.device, got float"),
+    (lambda: ember.device(1.5), "device: expected a string such as 'cpu' or 'cuda:0', an index, or an ember.device, "
+     "got float"),
+    (lambda: ember.device(0, 1), r"device: give the index once: ember.device\(0\) or ember.device\('cuda', 0\)"),
+    # Python-level functions
+    (lambda: F.linear(x, "bad"), "linear: weight must be a Tensor, got str"),
+    (lambda: F.linear([1.0], x), "linear: input must be a Tensor, got list"),
+    (lambda: F.linear(x, x, 1.0), "linear: bias must be a Tensor or None, got float"),
+    (lambda: ember.histc(x, bins=multi), "histc: bins must be an int, got Tensor"),
+    (lambda: ember.histc(x, bins=2.5), "histc: bins must be an int, got float"),
+    (lambda: ember.optim.Adam([ember.zeros(2, requires_grad=True)], betas={}),
+     "Invalid betas: expected a pair \\(beta1, beta2\\), got dict of length 0"),
+    (lambda: ember.optim.AdamW([ember.zeros(2, requires_grad=True)], betas=0.9),
+     "Invalid betas: expected a pair \\(beta1, beta2\\), got float"),
+    (lambda: ember.optim.NAdam([ember.zeros(2, requires_grad=True)], betas=(0.9, "a")),
+     "Invalid beta parameter at index 1: expected a number, got str"),
+    (lambda: ember.optim.SGD([ember.zeros(2, requires_grad=True)], lr="x"),
+     "Invalid learning rate: expected a number, got str"),
+    (lambda: ember.optim.RMSprop([ember.zeros(2, requires_grad=True)], momentum=[0.9]),
+     "Invalid momentum value: expected a number, got list"),
     (lambda: ember.device(None), "device: expected a string .* got NoneType"),
     (lambda: ember.manual_seed(multi), "manual_seed: expected an int seed, got Tensor"),
     (lambda: x["a":], "slice indices must be integers or None or have an __index__ method, got str"),
@@ -113,6 +131,34 @@ def test_accepted_values_still_accepted():
     assert F.mse_loss(x, x, size_average=False, reduce=True).shape == ()
     assert ember.einsum(x, ember.tensor([0, 1])).shape == (3, 4)
     assert x[ember.tensor(1):].shape == (2, 4)
+    assert ember.histc(x, bins=ember.tensor(3)).shape == (3,)
+    p = [ember.zeros(2, requires_grad=True)]
+    assert ember.optim.Adam(p, lr=ember.tensor(0.01), betas=[0.8, 0.9]).defaults["betas"] == [0.8, 0.9]
+    assert ember.optim.SGD(p, lr=0.1, momentum=0.9).defaults["momentum"] == 0.9
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: ember.optim.Adam(p, lr=-1.0), "Invalid learning rate: -1.0"),
+    (lambda p: ember.optim.Adam(p, betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+    (lambda p: ember.optim.Adam(p, weight_decay=-0.1), "Invalid weight_decay value: -0.1"),
+    (lambda p: ember.optim.SGD(p, lr=0.1, momentum=-0.5), "Invalid momentum value: -0.5"),
+    (lambda p: ember.optim.Adagrad(p, initial_accumulator_value=-1),
+     "Invalid initial_accumulator_value value: -1"),
+    (lambda p: ember.optim.ASGD(p, lambd=-1), "Invalid lambd value: -1"),
+    (lambda p: ember.optim.RMSprop(p, eps=-1), "Invalid epsilon value: -1"),
+    (lambda p: ember.optim.LBFGS(p, lr=-2), "Invalid learning rate: -2"),
+])
+def test_optimizer_out_of_range_values_keep_torch_messages(make, match):
+    with pytest.raises(ValueError, match=match):
+        make([ember.zeros(2, requires_grad=True)])
+
+
+def test_device_from_an_index_is_cuda():
+    # torch.device(1) is cuda:1; a negative index is refused.
+    assert ember.device(1) == ember.device("cuda:1")
+    assert str(ember.device(0)) == "cuda:0"
+    with pytest.raises(ValueError, match="device: the index must be a non-negative int32, got -1"):
+        ember.device(-1)
 
 
 def test_int64_overflow_is_named():

@@ -97,6 +97,10 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias; with a bias, one addmm for any shape, so autocast
     sees linear as one op (torch's dtype rules) and keeps a single node."""
+    for name, value in (("input", input), ("weight", weight), ("bias", bias)):
+        if not isinstance(value, ember.Tensor) and not (name == "bias" and value is None):
+            raise TypeError(f"linear: {name} must be a Tensor{' or None' if name == 'bias' else ''}, "
+                            f"got {type(value).__name__}")
     if bias is not None and input.dim() >= 1:
         lead = tuple(input.shape[:-1])
         out = ember.addmm(bias, input.reshape(math.prod(lead), input.shape[-1]), weight.t())

@@ -2,20 +2,14 @@
 amsgrad, maximize, bias correction with each parameter's own step count."""
 import ember
 
+from ._checks import check_betas, check_non_negative
 from .optimizer import Optimizer, _group_with_grads
 
 
 def _check_adam_args(lr, betas, eps, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_non_negative(lr=lr, eps=eps)
+    check_betas(betas)
+    check_non_negative(weight_decay=weight_decay)
 
 
 class Adam(Optimizer):

@@ -2,20 +2,14 @@
 of the iterates (ax) that starts averaging after t0 steps."""
 import ember
 
+from ._checks import check_non_negative
 from .optimizer import Optimizer, _group_with_grads
 
 
 class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lambd:
-            raise ValueError(f"Invalid lambd value: {lambd}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(lr=lr, lambd=lambd, alpha=alpha, weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

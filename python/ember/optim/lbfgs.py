@@ -5,6 +5,7 @@ step(closure) re-evaluates the loss as often as it needs (up to max_eval).
 One parameter group; the parameters are handled as one flat vector."""
 import ember
 
+from ._checks import check_non_negative
 from .optimizer import Optimizer
 
 
@@ -101,8 +102,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
 class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        check_non_negative(lr=lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):

@@ -1,18 +1,16 @@
 """SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD)."""
 import ember
 
+from ._checks import check_non_negative
 from .optimizer import Optimizer, _group_with_grads, required
 
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if lr is not required:
+            check_non_negative(lr=lr)
+        check_non_negative(momentum=momentum, weight_decay=weight_decay)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach,
                         differentiable=differentiable, fused=fused)
