@@ -18,6 +18,7 @@
 #include <ember/core/ops/composite_shape.h>
 #include <ember/core/ops/conv.h>
 #include <ember/core/ops/copy.h>
+#include <ember/core/ops/ctc.h>
 #include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/einsum.h>
 #include <ember/core/ops/factory.h>

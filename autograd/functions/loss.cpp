@@ -1,8 +1,10 @@
-// Backward of the fused cross_entropy.
+// Backward of the fused cross_entropy and ctc_loss recursion.
 #include <ember/autograd/functions/loss.h>
 
 #include <ember/autograd/grad_mode.h>
+#include <ember/core/cpu/ctc.h>
 #include <ember/core/cpu/loss.h>
+#include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/index.h>
@@ -80,6 +82,26 @@ Vjp binary_cross_entropy_backward() {
       }
     }
     return out;
+  };
+}
+
+Vjp ctc_backward(std::vector<int64_t> input_lengths, std::vector<int64_t> target_lengths, int64_t blank) {
+  return [input_lengths = std::move(input_lengths), target_lengths = std::move(target_lengths), blank](
+             const TensorList& g, const TensorList& s, const std::vector<bool>&) {
+    const Tensor lp = s[0].detach().contiguous();
+    const Tensor &log_alpha = s[1], &nll = s[2], &extended = s[3];
+    const Tensor grad_nll = g[0].defined() ? g[0].detach().to(lp.dtype()).contiguous() : zeros_like(nll);
+    Tensor grad = empty(lp.shape(), lp.dtype(), lp.device());
+    cpu::ctc_backward(grad, grad_nll, nll, log_alpha, lp, extended, input_lengths.data(), target_lengths.data(),
+                      blank);
+    if (any_requires_grad({g[0], s[0]})) {  // create_graph: a second backward must fail loudly
+      record("CtcLossBackwardBackward0", {g[0], s[0]}, {grad}, {},
+             [](const TensorList&, const TensorList&, const std::vector<bool>&) -> TensorList {
+               throw Error("ctc_loss: double backward through the CPU recursion (CtcLossBackward0) is not "
+                           "supported, as in torch");
+             });
+    }
+    return TensorList{grad};
   };
 }
 

@@ -1,5 +1,7 @@
-// Backward of the loss family's fused cross_entropy (core/ops/loss.cpp).
+// Backward of the loss family's fused kernels (core/ops/loss.cpp, core/ops/ctc.cpp).
 #pragma once
+#include <vector>
+
 #include <ember/autograd/node.h>
 
 namespace ember::autograd::functions {
@@ -20,5 +22,11 @@ Vjp nll_backward(int64_t class_dim, int64_t ignore_index, const Shape& view);
 // same: torch's gradient gx = w (x - t) / max(x (1 - x), 1e-12), finite at
 // x = 0 and 1 where the clamped logs cut the chain rule.
 Vjp binary_cross_entropy_backward();
+
+// ctc_alignment_nll (core/ops/ctc.cpp): saved {log_probs (as given),
+// log_alpha, nll, extended targets}; the CPU kernel's beta recursion. Its
+// result is not differentiable again: under create_graph a second backward
+// raises, as torch's ctc_loss does.
+Vjp ctc_backward(std::vector<int64_t> input_lengths, std::vector<int64_t> target_lengths, int64_t blank);
 
 }  // namespace ember::autograd::functions

@@ -3,6 +3,7 @@
 // reduce arguments.
 #include "bind.h"
 
+#include <ember/core/ops/ctc.h>
 #include <ember/core/ops/loss.h>
 
 namespace ember::python {
@@ -27,6 +28,9 @@ std::string reduction_of(const py::object& size_average, const py::object& reduc
 void init_loss(py::module_& m) {
   py::module_ nn = nn_module(m);
   const auto none = py::none();
+  // ctc_loss's recursion on the CPU (nn/_functional_ctc.py checks and reduces around it).
+  nn.def("_ctc_alignment_nll", &ctc_alignment_nll, py::arg("log_probs"), py::arg("extended"),
+         py::arg("input_lengths"), py::arg("target_lengths"), py::arg("blank"));
   nn.def(
       "cross_entropy",
       [](const Tensor& input, const Tensor& target, py::object weight, py::object size_average, int64_t ignore_index,

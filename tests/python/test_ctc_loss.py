@@ -143,3 +143,63 @@ def test_matches_torch_loss_and_logit_gradients(reduction):
     le.sum().backward()
     np.testing.assert_allclose(le.detach().numpy(), lt.detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+# ---- the C++ recursion (CPU, float32/float64) against the composite of ember ops
+
+
+@pytest.fixture
+def composite(monkeypatch):
+    """Runs a call with the per-frame loop of ember ops instead of the C++ recursion."""
+    import ember.nn._functional_ctc as ctc
+
+    def run(fn):
+        monkeypatch.setattr(ctc, "_NATIVE", False)
+        try:
+            return fn()
+        finally:
+            monkeypatch.setattr(ctc, "_NATIVE", True)
+    return run
+
+
+@pytest.mark.parametrize("dtype, tol", [(ember.float64, 1e-10), (ember.float32, 2e-5)])
+@pytest.mark.parametrize("seed", range(4))
+def test_native_recursion_matches_the_composite(composite, dtype, tol, seed):
+    rng = np.random.default_rng(seed)
+    T, N, C = 17, 6, 5
+    logits = rng.standard_normal((T, N, C))
+    targets = rng.integers(1, C, (N, 6))
+    targets[0, 1:3] = targets[0, 0]  # repeats: the recursion may not skip between them
+    target_lengths = [6, 4, 0, 1, 3, 6]
+    input_lengths = [17, 9, 5, 1, 0, 11]  # sample 4 has no frames; sample 3 one frame for one label
+    reduction = ["none", "sum", "mean", "none"][seed]
+
+    def loss_and_grad():
+        x = ember.tensor(logits, dtype=dtype, requires_grad=True)
+        loss = F.ctc_loss(x.log_softmax(2), ember.tensor(targets), input_lengths, target_lengths,
+                          reduction=reduction, zero_infinity=seed % 2 == 1)
+        (loss * ember.arange(1, loss.numel() + 1, dtype=dtype).reshape(loss.shape)).sum().backward()
+        return loss.detach().numpy(), x.grad.numpy()
+
+    loss, grad = loss_and_grad()
+    want_loss, want_grad = composite(loss_and_grad)
+    np.testing.assert_allclose(loss, want_loss, rtol=tol, atol=tol)
+    np.testing.assert_allclose(grad, want_grad, rtol=tol, atol=tol)
+
+
+def test_native_recursion_impossible_sample_strided_input_and_double_backward():
+    lp = ember.tensor(log_softmax(RNG.standard_normal((4, 3, 5))).transpose(1, 0, 2).copy()).transpose(0, 1)
+    assert not lp.is_contiguous()
+    lp.requires_grad_(True)
+    targets = ember.tensor([[2, 2, 2], [1, 3, 0], [4, 0, 0]])  # 2,2,2 needs 5 frames: impossible in 4
+    loss = F.ctc_loss(lp, targets, [4, 4, 2], [3, 2, 1], reduction="none")
+    assert loss.grad_fn.name() == "CtcLossBackward0"
+    assert np.isinf(float(loss[0])) and np.isfinite(loss.detach().numpy()[1:]).all()
+    expected = [brute_force_nll(lp.detach().numpy()[:4, 1], [1, 3]), brute_force_nll(lp.detach().numpy()[:2, 2], [4])]
+    np.testing.assert_allclose(loss.detach().numpy()[1:], expected, rtol=1e-10)
+    loss[1:].sum().backward()
+    assert (lp.grad.numpy()[:, 0] == 0).all() and (lp.grad.numpy()[2:, 2] == 0).all()
+    (g,) = ember.autograd.grad(F.ctc_loss(lp, targets, [4, 4, 2], [3, 2, 1], reduction="none")[1:].sum(), [lp],
+                               create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward through the CPU recursion"):
+        g.sum().backward()

@@ -1,9 +1,11 @@
-"""ctc_loss: the connectionist temporal classification loss, composed of ember ops (every device, autograd).
+"""ctc_loss: the connectionist temporal classification loss.
 
-The forward (alpha) recursion runs in log space over the blank-extended targets [N, 2L+1], vectorised over
-the batch and the label positions, with a Python loop over time; autograd provides the backward. Its
+The alignment recursion runs in log space over the blank-extended targets [N, 2L+1]. On the CPU in
+float32/float64 it is one C++ op (core/ops/ctc.cpp: alpha forward, beta backward, per sample in parallel).
+Elsewhere (CUDA, 16-bit types) it is composed of ember ops, vectorised over the batch and the label
+positions, with a Python loop over time, and autograd provides the backward (twice differentiable); its
 three-way log-sum-exp is written so that positions no path can reach (-inf) give zero gradient instead of
-the NaN a plain logsumexp gives there.
+the NaN a plain logsumexp gives there. Both give an impossible alignment a zero gradient.
 
 The gradient is the true derivative with respect to `log_probs`. torch's kernel returns that derivative
 plus exp(log_probs), a term that a preceding log_softmax cancels, so the gradients of the logits agree."""
@@ -14,6 +16,8 @@ import ember
 __all__ = ["ctc_loss"]
 
 _NEG_INF = float("-inf")
+# The C++ recursion where it applies (tests turn it off to compare it with the composite).
+_NATIVE = True
 
 
 def _lengths(value, name, count):
@@ -95,6 +99,29 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     extended, skip = _extended_targets(targets, tg_lengths, N, int(blank))
     if ((extended < 0) | (extended >= C)).any():
         raise IndexError(f"ctc_loss: target labels must lie in [0, {C}), got labels outside it")
+    device = log_probs.device
+    if _NATIVE and device.type == "cpu" and log_probs.dtype in (ember.float32, ember.float64):
+        loss = ember._C._nn._ctc_alignment_nll(log_probs, ember.tensor(extended), in_lengths, tg_lengths, int(blank))
+    else:
+        loss = _composite_nll(log_probs, extended, skip, in_lengths, tg_lengths)
+    if any(v == 0 for v in in_lengths):  # no frames: probability 1 for an empty target, 0 otherwise
+        empty = ember.tensor([v == 0 for v in in_lengths], device=device)
+        impossible = ember.tensor([0.0 if n == 0 else float("inf") for n in tg_lengths], dtype=loss.dtype,
+                                  device=device)
+        loss = ember.where(empty, impossible, loss)
+    if zero_infinity:
+        loss = ember.where(loss == float("inf"), ember.zeros_like(loss), loss)
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    divisor = ember.tensor(np.maximum(np.array(tg_lengths), 1), dtype=loss.dtype, device=device)
+    return (loss / divisor).mean()
+
+
+def _composite_nll(log_probs, extended, skip, in_lengths, tg_lengths):
+    """Per-sample negative log-likelihood [N] from the alpha recursion in ember ops."""
+    T, N, _ = log_probs.shape
     device, S = log_probs.device, extended.shape[1]
     labels = ember.tensor(extended, device=device)
     emissions = log_probs.gather(2, labels.unsqueeze(0).expand(T, N, S))  # [T, N, S]
@@ -115,17 +142,4 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     last = alpha.gather(1, ember.tensor(ends[:, None], device=device)).squeeze(1)
     before = alpha.gather(1, ember.tensor(np.maximum(ends - 1, 0)[:, None], device=device)).squeeze(1)
     before = ember.where(ember.tensor(ends > 0, device=device), before, ember.full_like(before, _NEG_INF))
-    loss = -_log_add3(last, before, ember.full_like(last, _NEG_INF))
-    if any(v == 0 for v in in_lengths):  # no frames: probability 1 for an empty target, 0 otherwise
-        empty = ember.tensor([v == 0 for v in in_lengths], device=device)
-        impossible = ember.tensor([0.0 if n == 0 else float("inf") for n in tg_lengths], dtype=loss.dtype,
-                                  device=device)
-        loss = ember.where(empty, impossible, loss)
-    if zero_infinity:
-        loss = ember.where(loss == float("inf"), ember.zeros_like(loss), loss)
-    if reduction == "none":
-        return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    divisor = ember.tensor(np.maximum(np.array(tg_lengths), 1), dtype=loss.dtype, device=device)
-    return (loss / divisor).mean()
+    return -_log_add3(last, before, ember.full_like(last, _NEG_INF))
