@@ -14,66 +14,13 @@
 #pragma once
 #include <ember/cuda/device/flash_attention.cuh>
 #include <ember/cuda/device/mma.cuh>
+#include <ember/cuda/device/warp_gemm.cuh>
 
 namespace ember::cuda::flash {
 
 // K, V, Q and dO tiles, dS^T ([kBlockN, kBlockM + kPad]), and the query tile's lse and delta.
 constexpr int backward_mma_smem_bytes(int D, int elem) {
   return 2 * (kBlockM + kBlockN) * (D + kPad) * elem + kBlockN * (kBlockM + kPad) * elem + 2 * kBlockM * 4;
-}
-
-// The warp's 16 rows of a shared [*, ld] tile (first row `row0`) as A fragments over D columns.
-template <class T, int D>
-__device__ __forceinline__ void load_a_rows(uint32_t (&a)[D / 16][4], const T* tile, int ld, int row0, int g, int t) {
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const T* p = tile + (row0 + g) * ld + kk * 16 + 2 * t;
-    a[kk][0] = mma::load_pair(p);
-    a[kk][1] = mma::load_pair(p + 8 * ld);
-    a[kk][2] = mma::load_pair(p + 8);
-    a[kk][3] = mma::load_pair(p + 8 * ld + 8);
-  }
-}
-
-// c[j] = A B for the 8 blocks of 8 rows of a shared [64, ld] tile: B = tile^T,
-// so column 8j + g of B is the tile's row 8j + g.
-template <class T, int D>
-__device__ __forceinline__ void rows_times_tile_t(float (&c)[8][4], const uint32_t (&a)[D / 16][4], const T* tile,
-                                                  int ld, int g, int t) {
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.f;
-    const T* row = tile + (8 * j + g) * ld + 2 * t;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t b[2] = {mma::load_pair(row + kk * 16), mma::load_pair(row + kk * 16 + 8)};
-      mma::mma_16x8x16<T>(c[j], a[kk], b);
-    }
-  }
-}
-
-// acc += X tile, where X ([16, 64]) is in accumulator layout (x[j] its
-// columns 8j..8j+7, rounded to T here) and tile is a shared [64, D] tile.
-template <class T, int D>
-__device__ __forceinline__ void acc_times_tile(float (&acc)[D / 8][4], const float (&x)[8][4], const T* tile, int ld,
-                                               int lane) {
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint32_t a[4] = {mma::pack2<T>(x[2 * c][0], x[2 * c][1]), mma::pack2<T>(x[2 * c][2], x[2 * c][3]),
-                           mma::pack2<T>(x[2 * c + 1][0], x[2 * c + 1][1]),
-                           mma::pack2<T>(x[2 * c + 1][2], x[2 * c + 1][3])};
-    // ldmatrix: lanes 8i + j name row j of matrix i: tile rows 16c..16c+7
-    // (i = 0, 2) or 16c+8..16c+15 (i = 1, 3), columns 8d.. (i < 2) or 8d+8..
-    const T* row = tile + (16 * c + lane % 8 + (lane / 8) % 2 * 8) * ld + (lane / 16) * 8;
-#pragma unroll
-    for (int d = 0; d < D / 8; d += 2) {
-      uint32_t b[4];
-      mma::ldmatrix_x4_trans(b, row + d * 8);
-      const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-      mma::mma_16x8x16<T>(acc[d], a, b0);
-      mma::mma_16x8x16<T>(acc[d + 1], a, b1);
-    }
-  }
 }
 
 template <class T, int D>
@@ -107,7 +54,7 @@ __global__ void __launch_bounds__(kThreads)
   load_tile<D>(v_s, v + slice_offset(vs, n, heads), vs.row, kv0, S, E);
   __syncthreads();
   uint32_t ka[D / 16][4];  // the warp's 16 keys, for every query tile
-  load_a_rows<T, D>(ka, k_s, ldh, warp * 16, g, t);
+  mma::load_a_rows<T, D>(ka, k_s, ldh, warp * 16, lane);
   float dk[D / 8][4], dv[D / 8][4];
 #pragma unroll
   for (int d = 0; d < D / 8; ++d)
@@ -129,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
 
     // P^T for the warp's keys against the tile's queries (column 8j + 2t + e % 2).
     float p[8][4];
-    rows_times_tile_t<T, D>(p, ka, q_s, ldh, g, t);
+    mma::rows_times_tile_t<T, D>(p, ka, q_s, ldh, lane);
     const bool masked = kv0 + kBlockN > S || q0 + kBlockM > L || (causal && kv0 + kBlockN - 1 > q0);
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -144,18 +91,18 @@ __global__ void __launch_bounds__(kThreads)
         p[j][e] = x;
       }
 
-    acc_times_tile<T, D>(dv, p, do_s, ldh, lane);  // dV += P^T dO
+    mma::acc_times_tile<T, D>(dv, p, do_s, ldh, lane);  // dV += P^T dO
     float dp[8][4];
     {
       uint32_t va[D / 16][4];  // reloaded per tile: kept, it would cost 16 more registers throughout
-      load_a_rows<T, D>(va, v_s, ldh, warp * 16, g, t);
-      rows_times_tile_t<T, D>(dp, va, do_s, ldh, g, t);  // dP^T = V dO^T
+      mma::load_a_rows<T, D>(va, v_s, ldh, warp * 16, lane);
+      mma::rows_times_tile_t<T, D>(dp, va, do_s, ldh, lane);  // dP^T = V dO^T
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) p[j][e] *= dp[j][e] - delta_s[8 * j + 2 * t + e % 2];  // now dS^T
-    acc_times_tile<T, D>(dk, p, q_s, ldh, lane);  // dK += dS^T Q (scaled at the end)
+    mma::acc_times_tile<T, D>(dk, p, q_s, ldh, lane);  // dK += dS^T Q (scaled at the end)
 
 #pragma unroll
     for (int j = 0; j < 8; ++j) {

@@ -9,11 +9,12 @@
 // (lane 4g + t holds rows g and g + 8, columns 2t and 2t + 1 of each), the
 // online softmax on those registers (a row's four lanes agree on its max
 // through two shuffles), and O += P V with P taken from the score registers
-// rounded to 16 bits, V's B fragments loaded transposed by ldmatrix. Shared
-// memory holds only the Q, K and V tiles.
+// rounded to 16 bits (warp_gemm.cuh; K's and V's B fragments come from
+// ldmatrix, V's transposed). Shared memory holds only the Q, K and V tiles.
 #pragma once
 #include <ember/cuda/device/flash_attention.cuh>
 #include <ember/cuda/device/mma.cuh>
+#include <ember/cuda/device/warp_gemm.cuh>
 
 namespace ember::cuda::flash {
 
@@ -25,7 +26,6 @@ __global__ void __launch_bounds__(kThreads)
                              const T* v, RowStrides vs, int64_t heads, int64_t L, int64_t S, int E, float scale_log2,
                              bool causal, int64_t q_tiles) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using mma::load_pair;
   constexpr int ldh = D + kPad;
   constexpr int kKeyBlocks = kBlockN / 8;  // 8-key accumulator blocks of a tile
   constexpr int kDimBlocks = D / 8;        // 8-column accumulator blocks of the output
@@ -46,14 +46,7 @@ __global__ void __launch_bounds__(kThreads)
   load_tile<D>(q_s, q + slice_offset(qs, n, heads), qs.row, q0, L, E);
   __syncthreads();
   uint32_t qa[D / 16][4];  // the warp's 16 query rows as A fragments, reused against every key tile
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const T* p = q_s + (warp * 16 + g) * ldh + kk * 16 + 2 * t;
-    qa[kk][0] = load_pair(p);
-    qa[kk][1] = load_pair(p + 8 * ldh);
-    qa[kk][2] = load_pair(p + 8);
-    qa[kk][3] = load_pair(p + 8 * ldh + 8);
-  }
+  mma::load_a_rows<T, D>(qa, q_s, ldh, warp * 16, lane);
 
   float m[2] = {-INFINITY, -INFINITY};  // running max of each row (log2 units)
   float l[2] = {0.f, 0.f};              // this lane's part of each row's running sum
@@ -69,17 +62,8 @@ __global__ void __launch_bounds__(kThreads)
     load_tile<D>(v_s, vn, vs.row, kv0, S, E);
     __syncthreads();
 
-    float s[kKeyBlocks][4];
-#pragma unroll
-    for (int j = 0; j < kKeyBlocks; ++j) {
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-      const T* key_row = k_s + (8 * j + g) * ldh + 2 * t;  // B = K^T: column g of the block is key 8j + g
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t b[2] = {load_pair(key_row + kk * 16), load_pair(key_row + kk * 16 + 8)};
-        mma::mma_16x8x16<T>(s[j], qa[kk], b);
-      }
-    }
+    float s[kKeyBlocks][4];  // S = Q K^T: block j holds keys 8j..8j+7
+    mma::rows_times_tile_t<T, D>(s, qa, k_s, ldh, lane);
 
     // Scale, mask (only tiles that reach past S or the warp's diagonal), and
     // each row's max over the tile: the lane's values, then its row's 4 lanes.
@@ -115,31 +99,16 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
 
-    // O += P V, 16 keys at a time: two score blocks make one A fragment.
+    // P (the row sums from P as computed, before rounding), then O += P V
+    // with P rounded to T straight from the score registers.
 #pragma unroll
-    for (int c = 0; c < kBlockN / 16; ++c) {
-      float p[2][4];
+    for (int j = 0; j < kKeyBlocks; ++j)
 #pragma unroll
-      for (int half = 0; half < 2; ++half)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          p[half][e] = exp2f(s[2 * c + half][e] - ref[e / 2]);
-          l[e / 2] += p[half][e];
-        }
-      const uint32_t pa[4] = {mma::pack2<T>(p[0][0], p[0][1]), mma::pack2<T>(p[0][2], p[0][3]),
-                              mma::pack2<T>(p[1][0], p[1][1]), mma::pack2<T>(p[1][2], p[1][3])};
-      // ldmatrix: lane 8i + j names row j of matrix i; matrices 0, 1 are keys
-      // 16c..16c+7 and 16c+8..16c+15 of 8 columns, 2 and 3 the next 8 columns.
-      const T* v_row = v_s + (16 * c + lane % 8 + (lane / 8) % 2 * 8) * ldh + (lane / 16) * 8;
-#pragma unroll
-      for (int d = 0; d < kDimBlocks; d += 2) {
-        uint32_t vb[4];
-        mma::ldmatrix_x4_trans(vb, v_row + d * 8);
-        const uint32_t b0[2] = {vb[0], vb[1]}, b1[2] = {vb[2], vb[3]};
-        mma::mma_16x8x16<T>(o[d], pa, b0);
-        mma::mma_16x8x16<T>(o[d + 1], pa, b1);
+      for (int e = 0; e < 4; ++e) {
+        s[j][e] = exp2f(s[j][e] - ref[e / 2]);
+        l[e / 2] += s[j][e];
       }
-    }
+    mma::acc_times_tile<T, D>(o, s, v_s, ldh, lane);
   }
 
   // Each row's sum over its 4 lanes, then the normalised output and logsumexp.

@@ -55,7 +55,21 @@ __device__ __forceinline__ void mma_16x8x16<__half>(float (&c)[4], const uint32_
 #endif
 }
 
-// Four 8 x 8 matrices of 16-bit elements from shared memory, transposed: lane
+// Four 8 x 8 matrices of 16-bit elements from shared memory: lane 8i + j
+// gives the address of row j of matrix i (16 bytes, 16-byte aligned); r[i]
+// then holds elements (g, 2t) and (g, 2t + 1) of matrix i: a B fragment
+// register when the matrix is 8 n-rows of a [n, k] block (B = block^T).
+template <class T>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const T* row_address) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto shared = static_cast<uint32_t>(__cvta_generic_to_shared(row_address));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared));
+#endif
+}
+
+// The same, transposed: lane
 // 8i + j gives the address of row j of matrix i (16 bytes, 16-byte aligned);
 // r[i] then holds elements (2t, g) and (2t + 1, g) of matrix i, i.e. a B
 // fragment register when the matrix is 8 k-rows of a row-major [k, n] block.
@@ -76,13 +90,17 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi);
 template <>
 __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
+  uint32_t r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
 }
 
 template <>
 __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
   const __half2 v = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
+  uint32_t r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
 }
 
 #else  // the host emulation: the same semantics, built from warp exchanges
@@ -124,15 +142,27 @@ void mma_16x8x16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) 
 }
 
 template <class T>
-void ldmatrix_x4_trans(uint32_t (&r)[4], const T* row_address) {
+void ldmatrix_x4_any(uint32_t (&r)[4], const T* row_address, bool trans) {
   if (reinterpret_cast<uintptr_t>(row_address) % 16 != 0) emu::fail("misaligned ldmatrix row");
   const T* rows[32];
   emu::warp_all_gather(row_address, rows);
   const int g = static_cast<int>(emu::lane_id()) / 4, t = static_cast<int>(emu::lane_id()) % 4;
   for (int i = 0; i < 4; ++i) {
-    T v[2] = {rows[8 * i + 2 * t][g], rows[8 * i + 2 * t + 1][g]};
+    T v[2];
+    if (trans) v[0] = rows[8 * i + 2 * t][g], v[1] = rows[8 * i + 2 * t + 1][g];
+    else v[0] = rows[8 * i + g][2 * t], v[1] = rows[8 * i + g][2 * t + 1];
     std::memcpy(&r[i], v, sizeof r[i]);
   }
+}
+
+template <class T>
+void ldmatrix_x4(uint32_t (&r)[4], const T* row_address) {
+  ldmatrix_x4_any(r, row_address, false);
+}
+
+template <class T>
+void ldmatrix_x4_trans(uint32_t (&r)[4], const T* row_address) {
+  ldmatrix_x4_any(r, row_address, true);
 }
 
 template <class T>
