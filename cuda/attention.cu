@@ -34,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -182,9 +183,10 @@ bool flash_attention_supported(int index, int64_t head_dim) {
   const DeviceContext& ctx = Registry::get().device(index);
   if (ctx.props.major < 8) return false;
   const int D = padded_head_dim(head_dim);
-  const size_t need = static_cast<size_t>(
-      forward_smem_bytes(D, 2) > backward_smem_bytes(D, 2) ? forward_smem_bytes(D, 2) : backward_smem_bytes(D, 2));
-  return ctx.props.sharedMemPerBlockOptin >= need;
+  // Either kernel set may run (EMBER_FLASH_KERNELS): the most any of them asks for.
+  const int need = std::max({forward_smem_bytes(D, 2), backward_smem_bytes(D, 2), forward_mma_smem_bytes(D, 2),
+                             D <= 64 ? backward_mma_smem_bytes(D, 2) : 0});
+  return ctx.props.sharedMemPerBlockOptin >= static_cast<size_t>(need);
 }
 
 void flash_attention_forward(const FlashOperand& out, Tensor& lse, const FlashOperand& q, const FlashOperand& k,

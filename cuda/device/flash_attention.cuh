@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include <ember/cuda/device/async_copy.cuh>
+
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -128,6 +130,18 @@ __device__ void load_tile(T* dst, const T* src, int64_t ld, int64_t row0, int64_
     uint4 v = make_uint4(0, 0, 0, 0);
     if (row0 + r < rows && c < E) v = *reinterpret_cast<const uint4*>(src + (row0 + r) * ld + c);
     *reinterpret_cast<uint4*>(dst + r * (D + kPad) + c) = v;
+  }
+}
+
+// load_tile through cp.async: the copies run in the background until the
+// thread's async::wait for their group (then a __syncthreads publishes them).
+template <int D, class T>
+__device__ void load_tile_async(T* dst, const T* src, int64_t ld, int64_t row0, int64_t rows, int E) {
+  constexpr int kChunks = D / 8;
+  for (int idx = threadIdx.x; idx < 64 * kChunks; idx += kThreads) {
+    const int r = idx / kChunks, c = (idx % kChunks) * 8;
+    const bool in = row0 + r < rows && c < E;
+    async::copy16(dst + r * (D + kPad) + c, in ? src + (row0 + r) * ld + c : src, in);
   }
 }
 

@@ -10,7 +10,8 @@
 // from the accumulators, dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q.
 // dQ needs dS for all 64 keys of the block: the warps write dS^T to shared
 // memory, and each then computes its 16 query rows' scale * dS K (A fragments
-// read transposed by ldmatrix) and adds them into the float32 dQ buffer.
+// read transposed by ldmatrix) and adds them into the float32 dQ buffer. The
+// next query tile's Q and dO load (cp.async) while this one is computed.
 #pragma once
 #include <ember/cuda/device/flash_attention.cuh>
 #include <ember/cuda/device/mma.cuh>
@@ -18,9 +19,11 @@
 
 namespace ember::cuda::flash {
 
-// K, V, Q and dO tiles, dS^T ([kBlockN, kBlockM + kPad]), and the query tile's lse and delta.
+// K and V tiles, two buffers each of the Q and dO tiles (the next query
+// tile loads while this one is used), dS^T ([kBlockN, kBlockM + kPad]), and
+// two buffers of the query tile's lse and delta.
 constexpr int backward_mma_smem_bytes(int D, int elem) {
-  return 2 * (kBlockM + kBlockN) * (D + kPad) * elem + kBlockN * (kBlockM + kPad) * elem + 2 * kBlockM * 4;
+  return (2 * kBlockN + 4 * kBlockM) * (D + kPad) * elem + kBlockN * (kBlockM + kPad) * elem + 4 * kBlockM * 4;
 }
 
 template <class T, int D>
@@ -38,11 +41,14 @@ __global__ void __launch_bounds__(kThreads)
   const int g = lane / 4, t = lane % 4;
   T* k_s = reinterpret_cast<T*>(smem);
   T* v_s = k_s + kBlockN * ldh;
-  T* q_s = v_s + kBlockN * ldh;
-  T* do_s = q_s + kBlockM * ldh;
-  T* ds_s = do_s + kBlockM * ldh;
-  float* lse_s = reinterpret_cast<float*>(ds_s + kBlockN * ldp);  // log2 units
-  float* delta_s = lse_s + kBlockM;
+  T* ds_s = v_s + (kBlockN + 4 * kBlockM) * ldh;
+  float* stats = reinterpret_cast<float*>(ds_s + kBlockN * ldp);
+  // Buffer b (0 or 1) of Q, dO, lse (log2 units) and delta. Offsets, not
+  // arrays of pointers: an array indexed at run time would live in local memory.
+  auto q_buf = [&](int64_t b) { return v_s + (kBlockN + b * kBlockM) * ldh; };
+  auto do_buf = [&](int64_t b) { return v_s + (kBlockN + (2 + b) * kBlockM) * ldh; };
+  auto lse_buf = [&](int64_t b) { return stats + b * kBlockM; };
+  auto delta_buf = [&](int64_t b) { return stats + (2 + b) * kBlockM; };
 
   const int64_t n = blockIdx.x / kv_tiles;
   const int64_t kv0 = (blockIdx.x % kv_tiles) * kBlockN;  // causal: low key tiles see the most queries
@@ -50,29 +56,44 @@ __global__ void __launch_bounds__(kThreads)
   const T* don = gout + slice_offset(gs, n, heads);
   const int64_t keys[2] = {kv0 + warp * 16 + g, kv0 + warp * 16 + g + 8};  // the lane's two keys
 
-  load_tile<D>(k_s, k + slice_offset(ks, n, heads), ks.row, kv0, S, E);
-  load_tile<D>(v_s, v + slice_offset(vs, n, heads), vs.row, kv0, S, E);
-  __syncthreads();
+  // A query tile's Q and dO through async copies into buffer b; its lse and
+  // delta with plain loads (published by the same barrier).
+  auto load_query_tile = [&](int64_t q0, int64_t b) {
+    load_tile_async<D>(q_buf(b), qn, qs.row, q0, L, E);
+    load_tile_async<D>(do_buf(b), don, gs.row, q0, L, E);
+    for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
+      const bool in = q0 + i < L;
+      lse_buf(b)[i] = in ? lse[n * L + q0 + i] * kLog2e : 0.f;
+      delta_buf(b)[i] = in ? delta[n * L + q0 + i] : 0.f;
+    }
+  };
+  // Causal: queries before the tile's first key attend none of its keys.
+  const int64_t q_begin = causal ? (kv0 / kBlockM) * kBlockM : 0;
+  load_tile_async<D>(k_s, k + slice_offset(ks, n, heads), ks.row, kv0, S, E);
+  load_tile_async<D>(v_s, v + slice_offset(vs, n, heads), vs.row, kv0, S, E);
+  if (q_begin < L) load_query_tile(q_begin, 0);
+  async::commit();
   uint32_t ka[D / 16][4];  // the warp's 16 keys, for every query tile
-  mma::load_a_rows<T, D>(ka, k_s, ldh, warp * 16, lane);
   float dk[D / 8][4], dv[D / 8][4];
 #pragma unroll
   for (int d = 0; d < D / 8; ++d)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[d][e] = dv[d][e] = 0.f;
 
-  // Causal: queries before the tile's first key attend none of its keys.
-  const int64_t q_begin = causal ? (kv0 / kBlockM) * kBlockM : 0;
-  for (int64_t q0 = q_begin; q0 < L; q0 += kBlockM) {
-    __syncthreads();  // the previous query tile and its dS^T are no longer read
-    load_tile<D>(q_s, qn, qs.row, q0, L, E);
-    load_tile<D>(do_s, don, gs.row, q0, L, E);
-    for (int i = threadIdx.x; i < kBlockM; i += kThreads) {
-      const bool in = q0 + i < L;
-      lse_s[i] = in ? lse[n * L + q0 + i] * kLog2e : 0.f;
-      delta_s[i] = in ? delta[n * L + q0 + i] : 0.f;
+  for (int64_t q0 = q_begin, tile = 0; q0 < L; q0 += kBlockM, ++tile) {
+    const T* q_s = q_buf(tile % 2);
+    const T* do_s = do_buf(tile % 2);
+    const float* lse_s = lse_buf(tile % 2);
+    const float* delta_s = delta_buf(tile % 2);
+    if (q0 + kBlockM < L) {  // the other buffers were released by the last iteration's dS^T barrier
+      load_query_tile(q0 + kBlockM, (tile + 1) % 2);
+      async::commit();
+      async::wait<1>();  // everything but the copies just started
+    } else {
+      async::wait<0>();
     }
-    __syncthreads();
+    __syncthreads();  // this query tile (and, first, K and V) is visible
+    if (tile == 0) mma::load_a_rows<T, D>(ka, k_s, ldh, warp * 16, lane);
 
     // P^T for the warp's keys against the tile's queries (column 8j + 2t + e % 2).
     float p[8][4];
@@ -110,7 +131,10 @@ __global__ void __launch_bounds__(kThreads)
       *reinterpret_cast<uint32_t*>(dst) = mma::pack2<T>(p[j][0], p[j][1]);
       *reinterpret_cast<uint32_t*>(dst + 8 * ldp) = mma::pack2<T>(p[j][2], p[j][3]);
     }
-    __syncthreads();  // dS^T of all 64 keys is written
+    // dS^T of all 64 keys is written, and every warp is done with this tile's
+    // Q, dO, lse and delta: the next iteration may load the tile after next
+    // into their buffers (its own first barrier then guards dS^T).
+    __syncthreads();
 
     // dQ of the warp's 16 query rows: dS K over the 64 keys, 16 at a time. dS's
     // A fragments come from dS^T transposed: lanes 8i + j name key row j
@@ -158,6 +182,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
+  async::wait<0>();  // no copy outlives the block (K and V when no query tile attends these keys)
 
   // dK (times scale) and dV of the lane's two keys.
 #pragma unroll

@@ -10,7 +10,8 @@
 // online softmax on those registers (a row's four lanes agree on its max
 // through two shuffles), and O += P V with P taken from the score registers
 // rounded to 16 bits (warp_gemm.cuh; K's and V's B fragments come from
-// ldmatrix, V's transposed). Shared memory holds only the Q, K and V tiles.
+// ldmatrix, V's transposed). Shared memory holds the Q tile and two buffers
+// of K and V: the next tile's cp.async copies run while this one is used.
 #pragma once
 #include <ember/cuda/device/flash_attention.cuh>
 #include <ember/cuda/device/mma.cuh>
@@ -18,10 +19,11 @@
 
 namespace ember::cuda::flash {
 
-constexpr int forward_mma_smem_bytes(int D, int elem) { return (kBlockM + 2 * kBlockN) * (D + kPad) * elem; }
+// Q, and two buffers each of K and V (the next tile loads while this one is used).
+constexpr int forward_mma_smem_bytes(int D, int elem) { return (kBlockM + 4 * kBlockN) * (D + kPad) * elem; }
 
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, D <= 64 ? 4 : 2)  // 4 blocks per SM up to head size 64
     flash_forward_mma_kernel(T* out, RowStrides os, float* lse, const T* q, RowStrides qs, const T* k, RowStrides ks,
                              const T* v, RowStrides vs, int64_t heads, int64_t L, int64_t S, int E, float scale_log2,
                              bool causal, int64_t q_tiles) {
@@ -33,8 +35,10 @@ __global__ void __launch_bounds__(kThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   T* q_s = reinterpret_cast<T*>(smem);
-  T* k_s = q_s + kBlockM * ldh;
-  T* v_s = k_s + kBlockN * ldh;
+  // Buffer b (0 or 1) of K and of V. Offsets, not arrays of pointers: an
+  // array indexed at run time would live in local memory.
+  auto k_buf = [&](int64_t b) { return q_s + (kBlockM + b * kBlockN) * ldh; };
+  auto v_buf = [&](int64_t b) { return q_s + (kBlockM + (2 + b) * kBlockN) * ldh; };
 
   const int64_t n = blockIdx.x / q_tiles;
   const int64_t q0 = (q_tiles - 1 - blockIdx.x % q_tiles) * kBlockM;  // the longest causal tiles start first
@@ -43,10 +47,13 @@ __global__ void __launch_bounds__(kThreads)
   const T* kn = k + slice_offset(ks, n, heads);
   const T* vn = v + slice_offset(vs, n, heads);
 
-  load_tile<D>(q_s, q + slice_offset(qs, n, heads), qs.row, q0, L, E);
-  __syncthreads();
+  // Q and the first K / V tile in one group of async copies; each iteration
+  // then starts the next tile's copies before computing on its own.
+  load_tile_async<D>(q_s, q + slice_offset(qs, n, heads), qs.row, q0, L, E);
+  load_tile_async<D>(k_buf(0), kn, ks.row, 0, S, E);
+  load_tile_async<D>(v_buf(0), vn, vs.row, 0, S, E);
+  async::commit();
   uint32_t qa[D / 16][4];  // the warp's 16 query rows as A fragments, reused against every key tile
-  mma::load_a_rows<T, D>(qa, q_s, ldh, warp * 16, lane);
 
   float m[2] = {-INFINITY, -INFINITY};  // running max of each row (log2 units)
   float l[2] = {0.f, 0.f};              // this lane's part of each row's running sum
@@ -56,11 +63,19 @@ __global__ void __launch_bounds__(kThreads)
 
   // Causal: keys after the tile's last query row are masked for every row.
   const int64_t kv_end = causal && q0 + kBlockM < S ? q0 + kBlockM : S;
-  for (int64_t kv0 = 0; kv0 < kv_end; kv0 += kBlockN) {
-    __syncthreads();  // every warp is done with the previous K / V tile
-    load_tile<D>(k_s, kn, ks.row, kv0, S, E);
-    load_tile<D>(v_s, vn, vs.row, kv0, S, E);
-    __syncthreads();
+  for (int64_t kv0 = 0, tile = 0; kv0 < kv_end; kv0 += kBlockN, ++tile) {
+    const T* k_s = k_buf(tile % 2);
+    const T* v_s = v_buf(tile % 2);
+    if (kv0 + kBlockN < kv_end) {  // the other buffers were released by the last iteration's barrier
+      load_tile_async<D>(k_buf((tile + 1) % 2), kn, ks.row, kv0 + kBlockN, S, E);
+      load_tile_async<D>(v_buf((tile + 1) % 2), vn, vs.row, kv0 + kBlockN, S, E);
+      async::commit();
+      async::wait<1>();  // everything but the copies just started
+    } else {
+      async::wait<0>();
+    }
+    __syncthreads();  // the block's copies of this tile (and, first, of Q) are visible
+    if (tile == 0) mma::load_a_rows<T, D>(qa, q_s, ldh, warp * 16, lane);
 
     float s[kKeyBlocks][4];  // S = Q K^T: block j holds keys 8j..8j+7
     mma::rows_times_tile_t<T, D>(s, qa, k_s, ldh, lane);
@@ -109,6 +124,7 @@ __global__ void __launch_bounds__(kThreads)
         l[e / 2] += s[j][e];
       }
     mma::acc_times_tile<T, D>(o, s, v_s, ldh, lane);
+    __syncthreads();  // every warp is done with this K / V tile before its buffers take the one after next
   }
 
   // Each row's sum over its 4 lanes, then the normalised output and logsumexp.

@@ -24,6 +24,8 @@
 //   independently of ember's CPU conversions so that tests can compare them.
 // - mma.sync and ldmatrix (cuda/device/mma.cuh's emulated branch) gather the
 //   warp's registers with emu::warp_all_gather and compute each lane's part.
+// - cp.async copies land when their thread waits for their group in even
+//   blocks, at once in odd ones (emu::async_copy / async_commit / async_wait).
 // - nvcuda::wmma fragments hold the whole 16x16 tile in every lane (loads
 //   check wmma's 32-byte alignment and ldm rules; one lane stores, so a
 //   missing __syncwarp before other lanes read is likely to show); elements
@@ -143,6 +145,13 @@ struct Barrier {
   long gen = 0;
 };
 
+// A cp.async copy not yet completed: it lands when its thread waits for its group.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  size_t bytes, src_bytes;  // src_bytes < bytes: the rest is zero-filled
+};
+
 struct Fiber {
   ucontext_t ctx;
   char* stack = nullptr;
@@ -151,6 +160,8 @@ struct Fiber {
   bool done = false;
   const Barrier* waiting = nullptr;
   long wait_gen = 0;
+  std::vector<AsyncCopy> open_group;                 // issued since the last commit
+  std::vector<std::vector<AsyncCopy>> pending_groups;  // committed, oldest first
 };
 
 constexpr size_t kStackBytes = 256 * 1024;
@@ -217,6 +228,36 @@ void warp_all_gather(const T& v, T (&all)[32]) {
   warp_bar->wait();
   for (unsigned lane = 0; lane < 32; ++lane) std::memcpy(&all[lane], warp_xch + lane * kSlot, sizeof(T));
   warp_bar->wait();  // nobody overwrites a slot before every lane has read
+}
+
+// cp.async (cuda/device/async_copy.cuh's emulated branch). In every other
+// block a copy is queued and lands only when its thread waits for its group,
+// so a thread reading shared memory before the wait and the barrier that
+// publish it sees stale bytes; in the others it lands at once, so a copy
+// issued into a buffer other warps are still reading corrupts their result.
+inline bool eager_copies = false;  // set per block by launch()
+
+inline void land(const AsyncCopy& c) {
+  std::memcpy(c.dst, c.src, c.src_bytes);
+  std::memset(static_cast<unsigned char*>(c.dst) + c.src_bytes, 0, c.bytes - c.src_bytes);
+}
+
+inline void async_copy(void* dst, const void* src, size_t bytes, size_t src_bytes) {
+  if (reinterpret_cast<uintptr_t>(dst) % bytes != 0 || (src_bytes > 0 && reinterpret_cast<uintptr_t>(src) % bytes != 0))
+    fail("misaligned cp.async");
+  if (eager_copies) land({dst, src, bytes, src_bytes});
+  else current->open_group.push_back({dst, src, bytes, src_bytes});
+}
+inline void async_commit() {
+  current->pending_groups.push_back(std::move(current->open_group));
+  current->open_group.clear();
+}
+inline void async_wait(size_t most_pending) {
+  auto& groups = current->pending_groups;
+  while (groups.size() > most_pending) {
+    for (const AsyncCopy& c : groups.front()) land(c);
+    groups.erase(groups.begin());
+  }
 }
 
 template <class T>
@@ -375,6 +416,8 @@ void launch(dim3 grid, dim3 block, size_t smem, F kernel) {
     for (emu::Fiber& f : fibers) {
       f.done = false;
       f.waiting = nullptr;
+      f.open_group.clear();
+      f.pending_groups.clear();
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = f.stack;
       f.ctx.uc_stack.ss_size = emu::kStackBytes;
@@ -384,6 +427,7 @@ void launch(dim3 grid, dim3 block, size_t smem, F kernel) {
     emu::bid = dim3(static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
                     static_cast<unsigned>(b / (uint64_t{grid.x} * grid.y)));
     emu::block_bar = &block_barrier;
+    emu::eager_copies = b % 2 == 1;
     emu::smem_ptr = base;
     std::vector<unsigned> order(threads);
     for (unsigned t = 0; t < threads; ++t) order[t] = t;
