@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstring>
 
+#include <ember/core/cpu/parallel.h>
 #include <ember/core/cpu/strided_loop.h>
 #include <ember/core/error.h>
 #include <ember/core/int_math.h>
@@ -73,7 +74,9 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
     using B = decltype(tag);
     B* o = static_cast<B*>(out.data_ptr());
     const B* s = static_cast<const B*>(src.data_ptr());
-    strided_rows(out.shape(), loop_strides(out, src, indices), [&](const int64_t* offs, int64_t n, const int64_t* step) {
+    // Each output element is written once: rows run in parallel.
+    strided_rows_parallel(out.shape(), loop_strides(out, src, indices), kElementwiseGrain,
+                          [&](const int64_t* offs, int64_t n, const int64_t* step) {
       bool fixed = true;  // the indices are constant along the row (index_select, x[idx] on leading dims)
       for (size_t k = 0; k < indices.size(); ++k) fixed = fixed && step[2 + k] == 0;
       if (fixed) {
@@ -83,6 +86,17 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
           std::memcpy(orow, srow, n * sizeof(B));
         } else {
           for (int64_t i = 0; i < n; ++i) orow[i * step[0]] = srow[i * step[1]];
+        }
+        return;
+      }
+      if (indices.size() == 1) {  // gather, take_along_dim, x[idx] on the last dim: one index, no vectors
+        B* orow = o + offs[0];
+        const B* srow = s + offs[1];
+        const int64_t* irow = io.data[0] + offs[2];
+        const int64_t so = step[0], ss = step[1], si = step[2], stride = io.strides[0], size = io.sizes[0];
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t v = irow[i * si];
+          orow[i * so] = srow[i * ss + (v < 0 ? v + size : v) * stride];
         }
         return;
       }
@@ -104,6 +118,20 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
       using B = decltype(tag);
       B* d = static_cast<B*>(dst.data_ptr());
       const B* v = static_cast<const B*>(values.data_ptr());
+      if (indices.size() == 1) {  // scatter, x[idx] = v on one dim: a tight row loop
+        const int64_t stride = io.strides[0], size = io.sizes[0];
+        strided_rows(values.shape(), loop_strides(dst, values, indices),
+                     [&](const int64_t* offs, int64_t n, const int64_t* step) {
+          B* drow = d + offs[0];
+          const B* vrow = v + offs[1];
+          const int64_t* irow = io.data[0] + offs[2];
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t k = irow[i * step[2]];
+            drow[i * step[0] + (k < 0 ? k + size : k) * stride] = vrow[i * step[1]];
+          }
+        });
+        return;
+      }
       strided_loop(values.shape(), loop_strides(dst, values, indices),
                    [&](const int64_t* offs) { d[offs[0] + io.at(offs + 2)] = v[offs[1]]; });
     });
@@ -113,13 +141,30 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
     using T = typename decltype(tag)::type;
     T* d = dst.data<T>();
     const T* v = values.data<T>();
-    strided_loop(values.shape(), loop_strides(dst, values, indices), [&](const int64_t* offs) {
-      T& slot = d[offs[0] + io.at(offs + 2)];
-      if constexpr (std::is_same_v<T, bool>) slot = slot || v[offs[1]];
+    auto add = [](T& slot, T x) {
+      if constexpr (std::is_same_v<T, bool>) slot = slot || x;
       else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-        slot = T(static_cast<float>(slot) + static_cast<float>(v[offs[1]]));
-      else slot = int_math::wrapping_add(slot, v[offs[1]]);  // integers wrap around, as in PyTorch
-    });
+        slot = T(static_cast<float>(slot) + static_cast<float>(x));
+      else slot = int_math::wrapping_add(slot, x);  // integers wrap around, as in PyTorch
+    };
+    if (indices.size() == 1) {  // index_add, scatter_add, embedding's backward: one index, a tight row loop
+      const int64_t* idx = io.data[0];
+      const int64_t stride = io.strides[0], size = io.sizes[0];
+      strided_rows(values.shape(), loop_strides(dst, values, indices),
+                   [&](const int64_t* offs, int64_t n, const int64_t* step) {
+        T* drow = d + offs[0];
+        const T* vrow = v + offs[1];
+        const int64_t* irow = idx + offs[2];
+        const int64_t sd = step[0], sv = step[1], si = step[2];
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = irow[i * si];
+          add(drow[i * sd + (k < 0 ? k + size : k) * stride], vrow[i * sv]);
+        }
+      });
+      return;
+    }
+    strided_loop(values.shape(), loop_strides(dst, values, indices),
+                 [&](const int64_t* offs) { add(d[offs[0] + io.at(offs + 2)], v[offs[1]]); });
   });
 }
 

@@ -3,9 +3,11 @@
 // kernels, whose element addresses depend on data (indices) or on negative
 // strides, so the TensorIterator fast paths do not apply.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include <ember/core/cpu/parallel.h>
 #include <ember/core/shape.h>
 
 namespace ember::cpu {
@@ -34,6 +36,41 @@ void strided_rows(const Shape& shape, const std::vector<Strides>& strides, F&& r
     }
     if (d < 0) return;
   }
+}
+
+// strided_rows with the rows split across threads (chunks of at least `grain`
+// elements): for kernels whose rows write disjoint outputs. Each chunk starts
+// its odometer at its first row.
+template <class F>
+void strided_rows_parallel(const Shape& shape, const std::vector<Strides>& strides, int64_t grain, const F& row) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const size_t n = strides.size();
+  int64_t rows = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (shape[d] == 0) return;
+    if (d < nd - 1) rows *= shape[d];
+  }
+  const int64_t inner = nd ? shape[nd - 1] : 1;
+  std::vector<int64_t> inner_stride(n, 0);
+  for (size_t k = 0; k < n; ++k) inner_stride[k] = nd ? strides[k][nd - 1] : 0;
+  parallel_for(0, rows, std::max<int64_t>(1, grain / inner), [&](int64_t r0, int64_t r1) {
+    std::vector<int64_t> base(n, 0), counter(static_cast<size_t>(nd > 1 ? nd - 1 : 0), 0);
+    int64_t rest = r0;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      counter[d] = rest % shape[d];
+      rest /= shape[d];
+      for (size_t k = 0; k < n; ++k) base[k] += counter[d] * strides[k][d];
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      row(static_cast<const int64_t*>(base.data()), inner, static_cast<const int64_t*>(inner_stride.data()));
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        for (size_t k = 0; k < n; ++k) base[k] += strides[k][d];
+        if (++counter[d] < shape[d]) break;
+        for (size_t k = 0; k < n; ++k) base[k] -= strides[k][d] * shape[d];
+        counter[d] = 0;
+      }
+    }
+  });
 }
 
 // Calls f(offsets) once per element of `shape` in row-major order; offsets[k]
