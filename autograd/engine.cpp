@@ -180,12 +180,29 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, Later> ready;
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  // Which buffered gradients the engine made itself (a sum), so that no one
+  // else holds them: those take further gradients in place (a weight used at
+  // every step of a loop: no new tensor per use), unless create_graph needs
+  // the sums recorded.
+  std::unordered_map<Node*, std::vector<bool>> owned;
 
   auto accumulate = [&](const Edge& e, const Tensor& g) {
     auto& buf = buffers[e.node.get()];
-    if (buf.size() < e.node->outputs.size()) buf.resize(e.node->outputs.size());
+    auto& own = owned[e.node.get()];
+    if (buf.size() < e.node->outputs.size()) {
+      buf.resize(e.node->outputs.size());
+      own.resize(e.node->outputs.size(), false);
+    }
     Tensor& slot = buf[e.input_nr];
-    slot = slot.defined() ? add(slot, g) : g;
+    if (!slot.defined()) {
+      slot = g;
+    } else if (own[e.input_nr] && !grad_enabled() && slot.dtype() == g.dtype() && slot.shape() == g.shape() &&
+               slot.device() == g.device()) {
+      slot.add_(g);
+    } else {
+      slot = add(slot, g);
+      own[e.input_nr] = true;
+    }
   };
 
   for (const auto& s : seeds) {
@@ -205,6 +222,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
     ready.pop();
     std::vector<Tensor> grads = std::move(buffers[node.get()]);
     buffers.erase(node.get());
+    owned.erase(node.get());
     grads.resize(node->outputs.size());
     for (uint32_t i = 0; i < grads.size(); ++i) {
       if (grads[i].defined()) grads[i] = run_hooks(node.get(), i, grads[i]);

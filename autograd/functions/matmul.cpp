@@ -8,6 +8,19 @@ namespace ember::autograd::functions {
 
 namespace {
 Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+
+bool column_major(const Tensor& t) {
+  return t.dim() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) == t.size(0);
+}
+
+// a @ b for the gradient of `input`: computed as (b^T a^T)^T when input is a
+// transposed matrix (a Linear weight's W.t()), so the gradient has input's
+// layout and reaches W contiguous through the transpose's backward, instead
+// of as a strided view that every accumulation into W.grad walks (torch
+// does the same).
+Tensor mm_like(const Tensor& a, const Tensor& b, const Tensor& input) {
+  return column_major(input) ? mT(mm(mT(b), mT(a))) : mm(a, b);
+}
 }  // namespace
 
 Vjp matmul_backward() {
@@ -25,15 +38,17 @@ Vjp matmul_backward() {
     // dA = G B^T and dB = A^T G; the engine sums broadcast batch dims away.
     Tensor ga, gb;
     if (need[0]) {
-      ga = matmul(G, mT(B));
+      ga = A.dim() == 2 && B.dim() == 2 ? mm_like(G, mT(B), A) : matmul(G, mT(B));
       if (a_vec) ga = squeeze(ga, -2);
     }
     if (need[1]) {
-      if (B.dim() == 2 && A.dim() > 2) {
+      if (A.dim() == 2 && B.dim() == 2) {
+        gb = mm_like(mT(A), G, B);
+      } else if (B.dim() == 2 && A.dim() > 2) {
         // One matrix shared by the batch (a Linear layer's weight): fold the
         // batch into the inner dim, one gemm instead of a gemm per entry and a sum.
         const int64_t K = A.size(A.dim() - 1), N = G.size(G.dim() - 1);
-        gb = matmul(mT(reshape(A, {-1, K})), reshape(G, {-1, N}));
+        gb = mm_like(mT(reshape(A, {-1, K})), reshape(G, {-1, N}), B);
       } else {
         gb = matmul(mT(A), G);
       }
@@ -47,8 +62,8 @@ Vjp addmm_backward(const Scalar& beta, const Scalar& alpha) {
   return [beta, alpha](const TensorList& g, const TensorList& s, const std::vector<bool>& need) {
     auto scaled = [](const Tensor& t, const Scalar& k) { return k.to_double() == 1.0 ? t : mul(t, scalar_tensor(k)); };
     return TensorList{need[0] ? scaled(g[0], beta) : Tensor(),
-                      need[1] ? scaled(mm(g[0], mT(s[1])), alpha) : Tensor(),
-                      need[2] ? scaled(mm(mT(s[0]), g[0]), alpha) : Tensor()};
+                      need[1] ? scaled(mm_like(g[0], mT(s[1]), s[0]), alpha) : Tensor(),
+                      need[2] ? scaled(mm_like(mT(s[0]), g[0], s[1]), alpha) : Tensor()};
   };
 }
 

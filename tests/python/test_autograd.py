@@ -781,3 +781,65 @@ def test_queue_callback_runs_at_end_of_backward():
     c.register_hook(lambda g: ember._C._queue_callback(failing))
     with pytest.raises(ValueError, match="from the callback"):
         (c * 2).sum().backward()
+
+
+def test_repeated_uses_sum_in_place_without_touching_incoming_gradients():
+    # The engine adds a third and later gradient into its own running sum in place; the
+    # gradients nodes hand it (and the caller's grad_outputs) must stay as they were.
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    seen = []
+    y.register_hook(lambda g: seen.append(g.clone()))
+    z = y + y + y + y + y  # y reaches the engine five times
+    seed = ember.ones(2)
+    z.backward(seed)
+    assert seen[0].tolist() == [5.0, 5.0] and x.grad.tolist() == [5.0, 5.0]
+    assert seed.tolist() == [1.0, 1.0]
+    # One grad_outputs tensor given for several outputs of one graph.
+    a = ember.tensor([3.0], requires_grad=True)
+    outs = [a * k for k in (1.0, 2.0, 3.0, 4.0)]
+    g = ember.tensor([1.0])
+    (ga,) = ember.autograd.grad(outs, [a], [g, g, g, g])
+    assert ga.tolist() == [10.0] and g.tolist() == [1.0]
+
+
+def test_repeated_uses_under_create_graph_stay_differentiable():
+    x = ember.tensor([2.0], requires_grad=True)
+    y = x * x
+    z = y + y + y + y
+    (gx,) = ember.autograd.grad(z, [x], create_graph=True)  # 8 x
+    assert gx.tolist() == [16.0]
+    (ggx,) = ember.autograd.grad(gx, [x])
+    assert ggx.tolist() == [8.0]
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 5, 3)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_transposed_weight_gradient_keeps_its_layout(shape, bias):
+    # The gradient of W.t() is computed in W.t()'s column-major layout (so it reaches W contiguous
+    # through the transpose's backward, as torch does), for mm, addmm and a batch folded into one gemm.
+    ember.manual_seed(0)
+    w = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(4, dtype=ember.float64, requires_grad=True)
+    x = ember.randn(*shape, dtype=ember.float64, requires_grad=True)
+    wt = w.t()
+    seen = []
+    wt.register_hook(lambda g: seen.append(g))
+    out = ember.addmm(b, x, wt) if bias and len(shape) == 2 else x @ wt + (b if bias else 0)
+    out.square().sum().backward()
+    assert seen[0].stride() == wt.stride()
+    xs = x.detach().numpy().reshape(-1, 3)
+    wn = w.detach().numpy()
+    y = xs @ wn.T + (b.detach().numpy() if bias else 0)
+    np.testing.assert_allclose(w.grad.numpy(), (2 * y).T @ xs, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy().reshape(-1, 3), (2 * y) @ wn, rtol=1e-12)
+
+
+def test_mm_and_addmm_gradients_of_transposed_operands():
+    ember.manual_seed(1)
+    a = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(5, 4, dtype=ember.float64, requires_grad=True)
+    c = ember.randn(3, 5, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: ember.mm(a.t(), b.t()), [a, b])
+    assert ember.autograd.gradcheck(lambda c, a, b: ember.addmm(c, a.t(), b.t()), [c, a, b])
+    assert ember.autograd.gradcheck(lambda a, b: ember.matmul(a.t(), b.t()), [a, b])
