@@ -94,6 +94,13 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
         const B* srow = s + offs[1];
         const int64_t* irow = io.data[0] + offs[2];
         const int64_t so = step[0], ss = step[1], si = step[2], stride = io.strides[0], size = io.sizes[0];
+        if (so == 1 && si == 1 && ss == 0) {  // gather along a contiguous last dim: no strides in the loop
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t v = irow[i];
+            orow[i] = srow[(v < 0 ? v + size : v) * stride];
+          }
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) {
           const int64_t v = irow[i * si];
           orow[i * so] = srow[i * ss + (v < 0 ? v + size : v) * stride];
@@ -170,8 +177,10 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
 
 void check_index_range(const Tensor& index, int64_t size, int64_t dim, const char* op, bool allow_negative,
                        RangeError kind) {
-  const int64_t* p = index.data<int64_t>();
   const int64_t low = allow_negative ? -size : 0;
+  const auto [lo, hi] = min_max(index);  // one vectorized pass; the offender is looked for only on failure
+  if (lo >= low && hi < size) return;
+  const int64_t* p = index.data<int64_t>();
   strided_loop(index.shape(), {index.strides()}, [&](const int64_t* offs) {
     const int64_t v = p[offs[0]];
     if (v >= low && v < size) return;
@@ -183,12 +192,22 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, const cha
 
 std::pair<int64_t, int64_t> min_max(const Tensor& index) {
   const int64_t* p = index.data<int64_t>();
-  std::pair<int64_t, int64_t> r{INT64_MAX, INT64_MIN};
-  strided_loop(index.shape(), {index.strides()}, [&](const int64_t* offs) {
-    r.first = std::min(r.first, p[offs[0]]);
-    r.second = std::max(r.second, p[offs[0]]);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  strided_rows(index.shape(), {index.strides()}, [&](const int64_t* offs, int64_t n, const int64_t* step) {
+    const int64_t* row = p + offs[0];
+    if (step[0] == 1) {
+      for (int64_t i = 0; i < n; ++i) {
+        lo = std::min(lo, row[i]);
+        hi = std::max(hi, row[i]);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        lo = std::min(lo, row[i * step[0]]);
+        hi = std::max(hi, row[i * step[0]]);
+      }
+    }
   });
-  return r;
+  return {lo, hi};
 }
 
 namespace {
