@@ -3,10 +3,14 @@
 // kernel, the result moved back, and the autograd node of the values.
 #include <ember/core/ops/sort.h>
 
+#include <algorithm>
+
 #include <ember/autograd/functions/sort.h>
 #include <ember/autograd/node.h>
+#include <ember/core/cpu/search.h>
 #include <ember/core/cpu/sort.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/factory.h>
 #include <ember/cuda/sort.h>
 
 namespace ember {
@@ -89,6 +93,31 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool /*stable: alw
 }
 
 Tensor msort(const Tensor& x) { return std::get<0>(sort(x, 0)); }
+
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool right) {
+  const Tensor& seq = sorted_sequence;
+  bool leading_match = seq.dim() == values.dim() && seq.dim() > 0;
+  for (int64_t d = 0; leading_match && d + 1 < seq.dim(); ++d) leading_match = seq.size(d) == values.size(d);
+  EMBER_CHECK(seq.dim() == 1 || leading_match, Error,
+              "searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor "
+              "and input value tensor must match, but we got boundaries tensor ", seq.shape_str(),
+              " and input value tensor ", values.shape_str());
+  EMBER_CHECK(!is_complex(seq.dtype()) && !is_complex(values.dtype()), Error,
+              "searchsorted: complex tensors are not ordered, got ", dtype_name(seq.dtype()), " and ",
+              dtype_name(values.dtype()));
+  EMBER_CHECK(seq.device() == values.device(), Error, "searchsorted: expected sorted_sequence and values on one "
+              "device, got ", seq.device().str(), " and ", values.device().str());
+  if (!seq.device().is_cpu()) return searchsorted(seq.cpu(), values.cpu(), right).to(seq.device());
+  const DType common = promote_types(seq.dtype(), values.dtype());
+  const Tensor s = seq.detach().to(common).contiguous(), v = values.detach().to(common).contiguous();
+  Tensor out = empty(values.shape(), DType::Int64, kCPU);
+  if (out.numel() == 0) return out;
+  const int64_t n = s.size(-1);
+  const bool shared = s.dim() == 1;
+  const int64_t m = shared ? v.numel() : v.size(-1);
+  cpu::searchsorted(out, s, v, shared ? 1 : s.numel() / std::max<int64_t>(n, 1), v.numel() / m, n, m, right);
+  return out;
+}
 
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted: always*/) {
   check_input(x, "topk");

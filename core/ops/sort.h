@@ -18,5 +18,11 @@ Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false, bool 
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 // sort(x, 0)'s values.
 Tensor msort(const Tensor& x);
+// For each value, where it would go in the sorted last dim of
+// sorted_sequence (1-D, or with values' leading dims): the number of elements
+// below it (below or equal with `right`); NaN goes after everything. int64,
+// values' shape; the two are compared in their promoted dtype. A binary
+// search per value on the CPU; CUDA inputs take a round trip through the host.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool right = false);
 
 }  // namespace ember

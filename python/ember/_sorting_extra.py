@@ -109,7 +109,8 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """For each value, the index where it would go in the sorted last dim of
     sorted_sequence (before equal elements, or after them with right=True).
-    Counts comparisons in chunks, so memory stays bounded for long inputs."""
+    On the CPU a binary search per value; elsewhere it counts comparisons in
+    chunks (ember ops), so memory stays bounded for long inputs."""
     if side is not None:
         if side not in ("left", "right"):
             raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
@@ -123,6 +124,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError(f"searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
                            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
                            f"{list(seq.shape)} and input value tensor {list(values.shape)}")
+    if seq.device.type == "cpu" and values.device.type == "cpu":  # a binary search per value (C++)
+        return _C._searchsorted(seq, values, right).to(ember.int32 if out_int32 else ember.int64)
     n = seq.shape[-1]
     flat = values.reshape(*(values.shape[:-1] if seq.dim() > 1 else ()), -1) if values.dim() else values.reshape(1)
     pieces = []

@@ -21,6 +21,8 @@ py::object values_indices_type(py::module_& m, const char* name) {
 
 void init_sort(py::module_& m) {
   auto& cls = tensor_class();
+  // The binary search under ember.searchsorted / bucketize (python/ember/_sorting_extra.py).
+  m.def("_searchsorted", &searchsorted, py::arg("sorted_sequence"), py::arg("values"), py::arg("right") = false);
 
   py::object sort_result = values_indices_type(m, "sort");
   auto sort_f = [sort_result](const Tensor& x, int64_t dim, bool descending, bool stable) {

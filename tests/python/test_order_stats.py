@@ -107,3 +107,34 @@ def test_gradients_flow_to_the_picked_elements():
 def test_searchsorted_puts_nan_last():
     seq = ember.tensor([1.0, 2.0, 3.0])
     assert ember.searchsorted(seq, ember.tensor([float("nan"), 2.0])).tolist() == [3, 1]
+
+
+@pytest.mark.parametrize("dtype", [ember.float64, ember.float32, ember.float16, ember.bfloat16, ember.int64,
+                                   ember.int32, ember.uint8])
+def test_searchsorted_binary_search_matches_numpy(dtype):
+    # Duplicates, values below / above / equal to the ends, batched rows, an empty sequence, and a
+    # sequence ending in NaN (sorted last): against numpy's searchsorted row by row.
+    rng = np.random.default_rng(7)
+    seq = np.sort(rng.integers(0, 60, (3, 40)), axis=1).astype(np.float64)
+    vals = rng.integers(-5, 70, (3, 25)).astype(np.float64)
+    es, ev = ember.tensor(seq).to(dtype), ember.tensor(vals).to(dtype)
+    s64, v64 = es.to(ember.float64).numpy(), ev.to(ember.float64).numpy()
+    for right in (False, True):
+        side = "right" if right else "left"
+        got = ember.searchsorted(es, ev, right=right).numpy()
+        want = np.stack([np.searchsorted(s64[r], v64[r], side=side) for r in range(3)])
+        np.testing.assert_array_equal(got, want)
+        shared = ember.searchsorted(es[1], ev, right=right).numpy()
+        np.testing.assert_array_equal(shared, np.searchsorted(s64[1], v64, side=side))
+    assert ember.searchsorted(ember.tensor([], dtype=dtype), ev[0]).tolist() == [0] * 25
+    if dtype.is_floating_point:
+        nan_seq = ember.tensor([1.0, 2.0, 2.0, float("nan")]).to(dtype)
+        probe = ember.tensor([2.0, 5.0, float("nan")]).to(dtype)
+        assert ember.searchsorted(nan_seq, probe).tolist() == [1, 3, 4]
+        assert ember.searchsorted(nan_seq, probe, right=True).tolist() == [3, 3, 4]
+
+
+def test_searchsorted_promotes_mixed_dtypes():
+    seq = ember.tensor([1, 3, 5])
+    assert ember.searchsorted(seq, ember.tensor([2.5, 3.0, 5.5])).tolist() == [1, 1, 3]
+    assert ember.searchsorted(seq.double(), ember.tensor([3, 4])).tolist() == [1, 2]
