@@ -1,8 +1,10 @@
 #include <ember/core/cpu/copy.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <ember/core/cpu/loops.h>
+#include <ember/core/cpu/parallel.h>
 
 namespace ember::cpu {
 
@@ -21,6 +23,70 @@ inline D convert(S v) {
     return static_cast<D>(v);
   }
 }
+
+template <size_t N>
+struct Bytes {
+  unsigned char b[N];
+};
+
+// dst (contiguous) = src, where src's second-to-last dim is the contiguous
+// one (x.t(), x.transpose(-2, -1), NCHW -> NHWC permutes): each [R, C]
+// matrix is copied in 32 x 32 tiles (in parallel), instead of striding
+// through src for every element. Leading dims take src's strides as they are.
+template <class B>
+void transposed_copy(B* dst, const B* src, const Shape& shape, const Strides& strides) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const int64_t R = shape[nd - 2], C = shape[nd - 1], sc = strides[nd - 1];
+  const int64_t batches = R * C == 0 ? 0 : numel_of(shape) / (R * C);
+  constexpr int64_t kTile = 32;
+  const int64_t row_tiles = (R + kTile - 1) / kTile;
+  parallel_for(0, batches * row_tiles, std::max<int64_t>(1, kElementwiseGrain / (kTile * std::max<int64_t>(C, 1))),
+               [&](int64_t b, int64_t e) {
+    for (int64_t job = b; job < e; ++job) {
+      const int64_t batch = job / row_tiles, r0 = job % row_tiles * kTile, r1 = std::min(R, r0 + kTile);
+      int64_t base = 0;  // src offset of this batch's matrix
+      for (int64_t d = nd - 3, rest = batch; d >= 0; --d) {
+        base += rest % shape[d] * strides[d];
+        rest /= shape[d];
+      }
+      B* out = dst + batch * R * C;
+      const B* in = src + base;
+      for (int64_t c0 = 0; c0 < C; c0 += kTile) {
+        const int64_t c1 = std::min(C, c0 + kTile);
+        if (r1 - r0 == kTile && c1 - c0 == kTile) {
+          // A full tile in 8 x 8 blocks through a local block: eight contiguous
+          // reads of src's columns, eight contiguous writes of dst's rows (the
+          // compiler shuffles in registers), so no more than eight lines of
+          // each side are live, whatever power of two the strides are.
+          for (int64_t bc = 0; bc < kTile; bc += 8) {
+            for (int64_t br = 0; br < kTile; br += 8) {
+              B block[8][8];
+              for (int c = 0; c < 8; ++c) {
+                const B* col = in + r0 + br + (c0 + bc + c) * sc;
+                for (int r = 0; r < 8; ++r) block[r][c] = col[r];
+              }
+              for (int r = 0; r < 8; ++r) {
+                B* o = out + (r0 + br + r) * C + c0 + bc;
+                for (int c = 0; c < 8; ++c) o[c] = block[r][c];
+              }
+            }
+          }
+          continue;
+        }
+        for (int64_t c = c0; c < c1; ++c) {
+          for (int64_t r = r0; r < r1; ++r) out[r * C + c] = in[r + c * sc];
+        }
+      }
+    }
+  });
+}
+
+bool transposed_layout(const Tensor& dst, const Tensor& src) {
+  const int64_t nd = src.dim();
+  return nd >= 2 && dst.dtype() == src.dtype() && dst.is_contiguous() && dst.shape() == src.shape() &&
+         src.stride(nd - 2) == 1 && src.stride(nd - 1) > 1 && src.size(nd - 2) > 1 && dst.numel() >= 4096;
+}
+
 }  // namespace
 
 void copy(Tensor& dst, const Tensor& src) {
@@ -28,6 +94,21 @@ void copy(Tensor& dst, const Tensor& src) {
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size());
     return;
+  }
+  if (transposed_layout(dst, src)) {
+    auto run = [&](auto tag) {
+      using B = decltype(tag);
+      transposed_copy(static_cast<B*>(dst.data_ptr()), static_cast<const B*>(src.data_ptr()), src.shape(),
+                      src.strides());
+    };
+    switch (dst.element_size()) {
+      case 1: return run(Bytes<1>{});
+      case 2: return run(Bytes<2>{});
+      case 4: return run(Bytes<4>{});
+      case 8: return run(Bytes<8>{});
+      case 16: return run(Bytes<16>{});
+      default: break;
+    }
   }
   dispatch(dst.dtype(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;

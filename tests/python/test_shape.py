@@ -246,3 +246,21 @@ def test_view_refuses_incompatible_strides_and_names_reshape():
         t.view(12)
     assert t.reshape(12).shape == (12,)
     assert ember.tensor(2.0).unsqueeze(0).tolist() == [2.0]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.int8, ember.bool,
+                                   ember.complex64])
+@pytest.mark.parametrize("shape", [(64, 96), (37, 45), (3, 100, 70), (2, 3, 65, 129)])
+def test_contiguous_copy_of_transposed_views(dtype, shape):
+    # The CPU copies these in 32 x 32 tiles of 8 x 8 blocks: full and partial tiles, batches, every
+    # element size, and leading dims with a negative stride.
+    a = (ember.randn(*shape) * 3).to(dtype)
+    want = np.swapaxes(a.numpy(), -1, -2)
+    np.testing.assert_array_equal(a.transpose(-1, -2).contiguous().numpy(), want)
+    if len(shape) > 2:
+        flipped = a.flip(0)
+        np.testing.assert_array_equal(flipped.transpose(-1, -2).contiguous().numpy(),
+                                      np.swapaxes(flipped.numpy(), -1, -2))
+    nchw = ember.randn(2, 16, 9, 40)
+    np.testing.assert_array_equal(nchw.permute(0, 2, 3, 1).contiguous().numpy(),
+                                  nchw.numpy().transpose(0, 2, 3, 1))  # NCHW -> NHWC
