@@ -5,6 +5,7 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/unary.h>
+#include <ember/core/ops/unary_math.h>
 
 namespace ember::autograd::functions {
 
@@ -103,11 +104,18 @@ Vjp relu_backward() {
   return one_input([](const Tensor& g, const Tensor& out) { return keep_where(g, out); });
 }
 
+namespace {
+// Whether a gradient formula must be built from ember ops (create_graph: its
+// own graph is needed) rather than one fused kernel.
+bool graph_needed(const Tensor& g, const Tensor& x) { return any_requires_grad({g, x}); }
+}  // namespace
+
 Vjp gelu_backward(bool tanh_approximation) {
   if (!tanh_approximation) {
     // d/dx x*Phi(x) = Phi(x) + x*phi(x)
     const double inv_sqrt2 = 1.0 / std::sqrt(2.0), inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * M_PI);
     return one_input([=](const Tensor& g, const Tensor& x) {
+      if (!graph_needed(g, x)) return ember::gelu_backward(g, x, "none");
       Tensor cdf = mul(add(erf(mul(x, num(inv_sqrt2))), num(1.0)), num(0.5));
       Tensor pdf = mul(exp(mul(mul(x, x), num(-0.5))), num(inv_sqrt_2pi));
       return mul(g, add(cdf, mul(x, pdf)));
@@ -117,6 +125,7 @@ Vjp gelu_backward(bool tanh_approximation) {
   // dy/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3c x^2)
   const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
   return one_input([=](const Tensor& g, const Tensor& x) {
+    if (!graph_needed(g, x)) return ember::gelu_backward(g, x, "tanh");
     Tensor x2 = mul(x, x);
     Tensor t = tanh(mul(add(x, mul(mul(x2, x), num(c))), num(k)));
     Tensor du = mul(add(mul(x2, num(3.0 * c)), num(1.0)), num(k));
@@ -129,6 +138,7 @@ Vjp gelu_backward(bool tanh_approximation) {
 Vjp silu_backward() {
   // d/dx x s(x) = s (1 + x (1 - s))
   return one_input([](const Tensor& g, const Tensor& x) {
+    if (!graph_needed(g, x)) return ember::silu_backward(g, x);
     Tensor s = sigmoid(x);
     return mul(g, mul(s, add(mul(x, one_minus(s)), num(1.0))));
   });

@@ -95,6 +95,10 @@ Vjp binary_math_backward(MathOp2 op) {
         if (need[0]) ga = mul(g[0], xlogy(ne(a, num(0.0)).to(a.dtype()), b));
         if (need[1]) gb = mul(g[0], div(a, b));
         break;
+      case MathOp2::GeluBackward:
+      case MathOp2::GeluTanhBackward:
+      case MathOp2::SiluBackward:
+        throw Error("binary_math: the fused gelu / silu gradients are not recorded by autograd (internal error)");
     }
     return TensorList{ga, gb};
   };

@@ -1,7 +1,8 @@
 // CPU kernels of the elementwise math functions beyond the core unary and
 // binary families: inverse and hyperbolic trigonometry, base-2/10 logs and
 // exponentials, trunc/frac, erfc, lgamma/digamma; atan2, hypot, fmod,
-// copysign, logaddexp(2), xlogy. Floating dtypes (float32/float64; the
+// copysign, logaddexp(2), xlogy, and the fused gradients of gelu and silu.
+// Floating dtypes (float32/float64; the
 // front-end computes the half types in float32); `out` may alias an input.
 #pragma once
 #include <ember/core/tensor.h>
@@ -12,7 +13,12 @@ enum class MathOp {
   Log2, Log10, Exp2, Sinh, Cosh, Tan, Asin, Acos, Atan, Asinh, Acosh, Atanh, Trunc, Frac, Erfc, Lgamma, Digamma,
   Trigamma, Erfinv,
 };
-enum class MathOp2 { Atan2, Hypot, Fmod, Copysign, LogAddExp, LogAddExp2, Xlogy };
+// The last three are fused gradients (a = the incoming gradient, b = x):
+// a * gelu'(b) (erf and tanh forms) and a * silu'(b), one pass instead of a
+// chain of elementwise ops.
+enum class MathOp2 {
+  Atan2, Hypot, Fmod, Copysign, LogAddExp, LogAddExp2, Xlogy, GeluBackward, GeluTanhBackward, SiluBackward,
+};
 
 namespace cpu {
 

@@ -128,6 +128,19 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
 }
 Tensor xlogy(const Tensor& x, const Tensor& y) { return binary_op(MathOp2::Xlogy, "xlogy", "XlogyBackward0", x, y); }
 
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK(approximate == "none" || approximate == "tanh", ValueError,
+              "gelu_backward: approximate must be 'none' or 'tanh', got '", approximate, "'");
+  autograd::NoGradGuard no_grad;  // the fused kernel is not differentiated again (see the header)
+  return binary_op(approximate == "tanh" ? MathOp2::GeluTanhBackward : MathOp2::GeluBackward, "gelu_backward",
+                   "GeluBackwardBackward0", grad, x);
+}
+
+Tensor silu_backward(const Tensor& grad, const Tensor& x) {
+  autograd::NoGradGuard no_grad;
+  return binary_op(MathOp2::SiluBackward, "silu_backward", "SiluBackwardBackward0", grad, x);
+}
+
 Tensor fmod(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "fmod: got an undefined tensor");
   const DType dtype = result_type(a, b);

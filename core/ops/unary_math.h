@@ -4,6 +4,8 @@
 // (an integer is already whole) and fmod of two integers (C's remainder, the
 // sign of the dividend; dividing by zero raises).
 #pragma once
+#include <string>
+
 #include <ember/core/tensor.h>
 
 namespace ember {
@@ -38,5 +40,11 @@ Tensor logaddexp(const Tensor& a, const Tensor& b);
 Tensor logaddexp2(const Tensor& a, const Tensor& b);
 // x * log(y), 0 where x is 0 (unless y is NaN).
 Tensor xlogy(const Tensor& x, const Tensor& y);
+// The gradients of gelu (approximate "none" or "tanh") and silu with respect
+// to x, given the incoming gradient: one fused elementwise kernel. Computed
+// without autograd recording; the gelu and silu nodes use them when the
+// gradient itself needs no graph (no create_graph), ember ops otherwise.
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, const std::string& approximate = "none");
+Tensor silu_backward(const Tensor& grad, const Tensor& x);
 
 }  // namespace ember

@@ -114,6 +114,29 @@ template <class T> struct Xlogy {  // 0 where x is 0, unless y is NaN
   __device__ T operator()(T x, T y) const { return y != y ? y : x == T(0) ? T(0) : x * dmath::log(y); }
 };
 
+// The fused gradients (g, x): core/cpu/unary_math.cpp has the same formulas.
+template <class T> struct GeluBackward {
+  __device__ T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + dmath::erf(x * T(0.70710678118654752440)));
+    const T pdf = T(0.39894228040143267794) * exp_(T(-0.5) * x * x);
+    return g * (cdf + x * pdf);
+  }
+};
+template <class T> struct GeluTanhBackward {
+  __device__ T operator()(T g, T x) const {
+    const T k = T(0.79788456080286535588), c = T(0.044715);
+    const T x2 = x * x;
+    const T t = dmath::tanh(k * (x + c * x2 * x));
+    return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * k * (T(1) + T(3) * c * x2));
+  }
+};
+template <class T> struct SiluBackward {
+  __device__ T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + exp_(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+};
+
 template <class T, class V>
 void visit_binary_math(MathOp2 op, V&& v) {
   switch (op) {
@@ -124,6 +147,9 @@ void visit_binary_math(MathOp2 op, V&& v) {
     case MathOp2::LogAddExp: return v(LogAddExp<T>{});
     case MathOp2::LogAddExp2: return v(LogAddExp2<T>{});
     case MathOp2::Xlogy: return v(Xlogy<T>{});
+    case MathOp2::GeluBackward: return v(GeluBackward<T>{});
+    case MathOp2::GeluTanhBackward: return v(GeluTanhBackward<T>{});
+    case MathOp2::SiluBackward: return v(SiluBackward<T>{});
   }
 }
 

@@ -453,3 +453,19 @@ def test_bad_inputs():
         ember.pow(ember.ones(2), ember.ones(3))
     with pytest.raises(RuntimeError, match="round: decimals"):
         ember.round(ember.tensor([1]), decimals=1)
+
+
+@pytest.mark.parametrize("dtype, tol", [(ember.float64, 1e-12), (ember.float32, 2e-5)])
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu"])
+def test_fused_activation_gradients_match_the_composite_formulas(name, dtype, tol):
+    # Without create_graph the gelu / silu nodes run one fused kernel (g * f'(x)); with it, the same
+    # formula in ember ops (so the gradient is differentiable again). Both must agree, NaN and inf included.
+    F = ember.nn.functional
+    fn = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu}[name]
+    xs = np.concatenate([np.linspace(-9, 9, 721), [0.0, -0.0, 1e-30, np.inf, -np.inf, np.nan]])
+    x = ember.tensor(xs, dtype=dtype, requires_grad=True)
+    g = ember.tensor(np.random.default_rng(3).uniform(-2, 2, xs.shape), dtype=dtype)
+    (fused,) = ember.autograd.grad(fn(x), [x], [g])
+    (composite,) = ember.autograd.grad(fn(x), [x], [g], create_graph=True)
+    np.testing.assert_allclose(fused.numpy(), composite.detach().numpy(), rtol=tol, atol=tol, equal_nan=True)
+    assert fused.grad_fn is None and composite.grad_fn is not None
