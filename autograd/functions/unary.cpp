@@ -79,12 +79,24 @@ Vjp cos_backward() {
   return one_input([](const Tensor& g, const Tensor& x) { return neg(mul(g, sin(x))); });
 }
 
+namespace {
+// Whether a gradient formula must be built from ember ops (create_graph: its
+// own graph is needed) rather than one fused kernel.
+bool graph_needed(const Tensor& g, const Tensor& x) { return any_requires_grad({g, x}); }
+}  // namespace
+
 Vjp tanh_backward() {
-  return one_input([](const Tensor& g, const Tensor& out) { return mul(g, one_minus(mul(out, out))); });
+  return one_input([](const Tensor& g, const Tensor& out) {
+    if (!graph_needed(g, out) && !is_complex(out.dtype())) return ember::tanh_backward(g, out);
+    return mul(g, one_minus(mul(out, out)));
+  });
 }
 
 Vjp sigmoid_backward() {
-  return one_input([](const Tensor& g, const Tensor& out) { return mul(g, mul(out, one_minus(out))); });
+  return one_input([](const Tensor& g, const Tensor& out) {
+    if (!graph_needed(g, out) && !is_complex(out.dtype())) return ember::sigmoid_backward(g, out);
+    return mul(g, mul(out, one_minus(out)));
+  });
 }
 
 Vjp reciprocal_backward() {
@@ -103,12 +115,6 @@ Vjp relu_backward() {
   // out >= 0 or NaN, so "out != 0" is that test: one pass, no mask tensor.
   return one_input([](const Tensor& g, const Tensor& out) { return keep_where(g, out); });
 }
-
-namespace {
-// Whether a gradient formula must be built from ember ops (create_graph: its
-// own graph is needed) rather than one fused kernel.
-bool graph_needed(const Tensor& g, const Tensor& x) { return any_requires_grad({g, x}); }
-}  // namespace
 
 Vjp gelu_backward(bool tanh_approximation) {
   if (!tanh_approximation) {

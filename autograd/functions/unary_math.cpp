@@ -98,7 +98,9 @@ Vjp binary_math_backward(MathOp2 op) {
       case MathOp2::GeluBackward:
       case MathOp2::GeluTanhBackward:
       case MathOp2::SiluBackward:
-        throw Error("binary_math: the fused gelu / silu gradients are not recorded by autograd (internal error)");
+      case MathOp2::TanhBackward:
+      case MathOp2::SigmoidBackward:
+        throw Error("binary_math: the fused activation gradients are not recorded by autograd (internal error)");
     }
     return TensorList{ga, gb};
   };

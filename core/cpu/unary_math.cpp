@@ -118,6 +118,8 @@ void binary_typed(MathOp2 op, const TensorIterator& it) {
     case MathOp2::GeluBackward: return map<T, T, T>(it, [](T g, T x) { return gelu_backward(g, x); });
     case MathOp2::GeluTanhBackward: return map<T, T, T>(it, [](T g, T x) { return gelu_tanh_backward(g, x); });
     case MathOp2::SiluBackward: return map<T, T, T>(it, [](T g, T x) { return silu_backward(g, x); });
+    case MathOp2::TanhBackward: return map<T, T, T>(it, [](T g, T y) { return g * (T(1) - y * y); });
+    case MathOp2::SigmoidBackward: return map<T, T, T>(it, [](T g, T y) { return g * (y * (T(1) - y)); });
   }
   throw Error("binary_math: unknown op");
 }

@@ -13,11 +13,13 @@ enum class MathOp {
   Log2, Log10, Exp2, Sinh, Cosh, Tan, Asin, Acos, Atan, Asinh, Acosh, Atanh, Trunc, Frac, Erfc, Lgamma, Digamma,
   Trigamma, Erfinv,
 };
-// The last three are fused gradients (a = the incoming gradient, b = x):
-// a * gelu'(b) (erf and tanh forms) and a * silu'(b), one pass instead of a
-// chain of elementwise ops.
+// The last five are fused gradients (a = the incoming gradient): a * gelu'(b)
+// (erf and tanh forms) and a * silu'(b) with b = x; a * (1 - b^2) and
+// a * b (1 - b) with b = tanh's and sigmoid's output. One pass each instead of
+// a chain of elementwise ops.
 enum class MathOp2 {
-  Atan2, Hypot, Fmod, Copysign, LogAddExp, LogAddExp2, Xlogy, GeluBackward, GeluTanhBackward, SiluBackward,
+  Atan2, Hypot, Fmod, Copysign, LogAddExp, LogAddExp2, Xlogy,
+  GeluBackward, GeluTanhBackward, SiluBackward, TanhBackward, SigmoidBackward,
 };
 
 namespace cpu {

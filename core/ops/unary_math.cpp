@@ -141,6 +141,16 @@ Tensor silu_backward(const Tensor& grad, const Tensor& x) {
   return binary_op(MathOp2::SiluBackward, "silu_backward", "SiluBackwardBackward0", grad, x);
 }
 
+Tensor tanh_backward(const Tensor& grad, const Tensor& y) {
+  autograd::NoGradGuard no_grad;
+  return binary_op(MathOp2::TanhBackward, "tanh_backward", "TanhBackwardBackward0", grad, y);
+}
+
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) {
+  autograd::NoGradGuard no_grad;
+  return binary_op(MathOp2::SigmoidBackward, "sigmoid_backward", "SigmoidBackwardBackward0", grad, y);
+}
+
 Tensor fmod(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "fmod: got an undefined tensor");
   const DType dtype = result_type(a, b);

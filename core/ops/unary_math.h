@@ -46,5 +46,8 @@ Tensor xlogy(const Tensor& x, const Tensor& y);
 // gradient itself needs no graph (no create_graph), ember ops otherwise.
 Tensor gelu_backward(const Tensor& grad, const Tensor& x, const std::string& approximate = "none");
 Tensor silu_backward(const Tensor& grad, const Tensor& x);
+// The same for tanh and sigmoid, from their output y: grad * (1 - y^2), grad * y (1 - y).
+Tensor tanh_backward(const Tensor& grad, const Tensor& y);
+Tensor sigmoid_backward(const Tensor& grad, const Tensor& y);
 
 }  // namespace ember

@@ -137,6 +137,13 @@ template <class T> struct SiluBackward {
   }
 };
 
+template <class T> struct TanhBackward {  // y = tanh(x)
+  __device__ T operator()(T g, T y) const { return g * (T(1) - y * y); }
+};
+template <class T> struct SigmoidBackward {  // y = sigmoid(x)
+  __device__ T operator()(T g, T y) const { return g * (y * (T(1) - y)); }
+};
+
 template <class T, class V>
 void visit_binary_math(MathOp2 op, V&& v) {
   switch (op) {
@@ -150,6 +157,8 @@ void visit_binary_math(MathOp2 op, V&& v) {
     case MathOp2::GeluBackward: return v(GeluBackward<T>{});
     case MathOp2::GeluTanhBackward: return v(GeluTanhBackward<T>{});
     case MathOp2::SiluBackward: return v(SiluBackward<T>{});
+    case MathOp2::TanhBackward: return v(TanhBackward<T>{});
+    case MathOp2::SigmoidBackward: return v(SigmoidBackward<T>{});
   }
 }
 

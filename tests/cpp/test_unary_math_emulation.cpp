@@ -90,6 +90,7 @@ TEST_CASE("binary math formulas of the CUDA kernels match the CPU kernels", "[em
   // and cdf + x pdf cancel, which amplifies both: looser bounds than the plain formulas'.
   const std::pair<MathOp2, const char*> gradients[] = {
       {MathOp2::GeluBackward, "gelu'"}, {MathOp2::GeluTanhBackward, "gelu tanh'"}, {MathOp2::SiluBackward, "silu'"},
+      {MathOp2::TanhBackward, "tanh'"},  {MathOp2::SigmoidBackward, "sigmoid'"},
   };
   for (const auto& [op, name] : gradients) {
     check_binary<float>(op, name, 1e-4, 1e-5);

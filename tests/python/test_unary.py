@@ -456,12 +456,13 @@ def test_bad_inputs():
 
 
 @pytest.mark.parametrize("dtype, tol", [(ember.float64, 1e-12), (ember.float32, 2e-5)])
-@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu", "tanh", "sigmoid"])
 def test_fused_activation_gradients_match_the_composite_formulas(name, dtype, tol):
-    # Without create_graph the gelu / silu nodes run one fused kernel (g * f'(x)); with it, the same
-    # formula in ember ops (so the gradient is differentiable again). Both must agree, NaN and inf included.
+    # Without create_graph these nodes run one fused kernel (g * f'(x)); with it, the same formula
+    # in ember ops (so the gradient is differentiable again). Both must agree, NaN and inf included.
     F = ember.nn.functional
-    fn = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu}[name]
+    fn = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
+          "tanh": ember.tanh, "sigmoid": ember.sigmoid}[name]
     xs = np.concatenate([np.linspace(-9, 9, 721), [0.0, -0.0, 1e-30, np.inf, -np.inf, np.nan]])
     x = ember.tensor(xs, dtype=dtype, requires_grad=True)
     g = ember.tensor(np.random.default_rng(3).uniform(-2, 2, xs.shape), dtype=dtype)
