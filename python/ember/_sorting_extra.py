@@ -183,16 +183,16 @@ def histc(input, bins=100, min=0, max=0):
     lo, hi = float(min), float(max)
     flat = input.reshape(-1)
     if lo == 0 and hi == 0 and flat.numel():
-        lo, hi = float(flat.min()), float(flat.max())
+        lo, hi = (float(v) for v in ember.aminmax(flat))
     if lo > hi:
         raise RuntimeError(f"histc: max must be larger than min, got min {lo} and max {hi}")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    # Every value gets a bin; those outside [min, max] (and NaN) count 0 there: no compaction pass.
     keep = (flat >= lo) & (flat <= hi)
-    x = flat[keep]
-    index = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(max=bins - 1)
-    return ember.zeros(bins, dtype=input.dtype, device=input.device).index_add(
-        0, index, ember.ones(x.shape, dtype=input.dtype, device=input.device))
+    position = ((flat - lo) * (bins / (hi - lo))).floor()
+    index = ember.where(keep, position, ember.zeros_like(position)).clamp(max=bins - 1).long()
+    return ember.zeros(bins, dtype=input.dtype, device=input.device).index_add(0, index, keep.to(input.dtype))
 
 
 Tensor.median = median
