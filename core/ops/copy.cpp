@@ -1,5 +1,8 @@
 // Copies and conversions. Differentiable: to(dtype), clone, contiguous, copy_.
 #include <ember/core/ops/copy.h>
+
+#include <utility>
+
 #include <ember/core/ops/complex.h>
 
 #include <ember/autograd/functions/copy.h>
@@ -27,6 +30,22 @@ void copy_kernel(Tensor& dst, const Tensor& src, bool non_blocking = false) {
     cuda::copy(dst, src, non_blocking);
   }
 }
+
+// Whether src's elements may share memory with dst's (same device, byte
+// ranges that intersect): a copy then reads what it has already written.
+bool may_overlap(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0 || src.numel() == 0 || dst.device() != src.device()) return false;
+  auto range = [](const Tensor& t) {
+    const char* base = static_cast<const char*>(t.data_ptr());
+    int64_t lo = 0, hi = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) (t.stride(d) < 0 ? lo : hi) += (t.size(d) - 1) * t.stride(d);
+    const int64_t item = static_cast<int64_t>(t.element_size());
+    return std::pair<const char*, const char*>{base + lo * item, base + (hi + 1) * item};
+  };
+  const auto [d0, d1] = range(dst);
+  const auto [s0, s1] = range(src);
+  return d0 < s1 && s0 < d1;
+}
 }  // namespace
 
 Tensor& copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
@@ -37,7 +56,10 @@ Tensor& copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
   autograd::check_inplace(dst, "copy_");
   if (src.is_same(dst)) return dst;
   const bool grad = autograd::any_requires_grad({dst, src});
-  copy_kernel(dst, src, non_blocking);
+  // z.copy_(z.t()) and other overlapping views: read from a copy of src (torch raises instead).
+  const bool same_layout = src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides() &&
+                           src.shape() == dst.shape() && src.dtype() == dst.dtype();
+  copy_kernel(dst, may_overlap(dst, src) && !same_layout ? src.detach().clone() : src, non_blocking);
   dst.bump_version();
   if (grad) {
     // History: dst now equals src broadcast and cast.

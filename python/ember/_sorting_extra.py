@@ -119,7 +119,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         seq = seq.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
-    values = ember.tensor(input, dtype=seq.dtype, device=seq.device) if scalar else input
+    values = ember.tensor(input, device=seq.device) if scalar else input  # compared in the promoted dtype
     if seq.dim() > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1]):
         raise RuntimeError(f"searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
                            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "

@@ -387,10 +387,13 @@ void init_dtype(py::module_& m) {
   py::class_<Device>(m, "device")
       .def(py::init([](py::object spec, std::optional<int> index) {
              if (py::isinstance<Device>(spec)) return spec.cast<Device>();
-             if (py::isinstance<py::int_>(spec) && !py::isinstance<py::bool_>(spec)) {  // ember.device(1): cuda:1
+             // ember.device(1) (or a numpy integer): cuda:1
+             if (PyIndex_Check(spec.ptr()) && !py::isinstance<py::bool_>(spec) && !py::isinstance<Tensor>(spec)) {
                EMBER_CHECK(!index, TypeError, "device: give the index once: ember.device(", std::string(py::str(spec)),
                            ") or ember.device('cuda', ", std::string(py::str(spec)), ")");
-               const int64_t i = to_int64(spec, "device");
+               PyObject* as_int = PyNumber_Index(spec.ptr());
+               if (as_int == nullptr) throw py::error_already_set();
+               const int64_t i = to_int64(py::reinterpret_steal<py::object>(as_int), "device");
                EMBER_CHECK(i >= 0 && i <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ", i);
                return Device(DeviceType::CUDA, static_cast<int>(i));
              }

@@ -24,8 +24,9 @@
 //   independently of ember's CPU conversions so that tests can compare them.
 // - mma.sync and ldmatrix (cuda/device/mma.cuh's emulated branch) gather the
 //   warp's registers with emu::warp_all_gather and compute each lane's part.
-// - cp.async copies land when their thread waits for their group in even
-//   blocks, at once in odd ones (emu::async_copy / async_commit / async_wait).
+// - cp.async copies land when their thread waits for their group in half the
+//   blocks, at once in the others (emu::eager_odd_blocks picks which half);
+//   a thread that ends with copies it never waited for aborts.
 // - nvcuda::wmma fragments hold the whole 16x16 tile in every lane (loads
 //   check wmma's 32-byte alignment and ldm rules; one lane stores, so a
 //   missing __syncwarp before other lanes read is likely to show); elements
@@ -185,6 +186,9 @@ inline unsigned char* smem_ptr;
 
 inline void entry() {
   kernel();
+  if (!current->open_group.empty() || !current->pending_groups.empty()) {
+    fail("a thread ended with cp.async copies it never waited for");
+  }
   current->done = true;  // returns to the scheduler through uc_link
 }
 
@@ -236,6 +240,7 @@ void warp_all_gather(const T& v, T (&all)[32]) {
 // publish it sees stale bytes; in the others it lands at once, so a copy
 // issued into a buffer other warps are still reading corrupts their result.
 inline bool eager_copies = false;  // set per block by launch()
+inline bool eager_odd_blocks = true;  // which blocks land at once: tests run a kernel both ways
 
 inline void land(const AsyncCopy& c) {
   std::memcpy(c.dst, c.src, c.src_bytes);
@@ -427,7 +432,7 @@ void launch(dim3 grid, dim3 block, size_t smem, F kernel) {
     emu::bid = dim3(static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
                     static_cast<unsigned>(b / (uint64_t{grid.x} * grid.y)));
     emu::block_bar = &block_barrier;
-    emu::eager_copies = b % 2 == 1;
+    emu::eager_copies = (b % 2 == 1) == emu::eager_odd_blocks;
     emu::smem_ptr = base;
     std::vector<unsigned> order(threads);
     for (unsigned t = 0; t < threads; ++t) order[t] = t;

@@ -1,5 +1,6 @@
 """Wrong-typed arguments raise TypeError naming the op and the argument, never
 pybind's 'Unable to cast Python instance ... to C++ type ?'."""
+import numpy as np
 import pytest
 
 import ember
@@ -157,6 +158,7 @@ def test_device_from_an_index_is_cuda():
     # torch.device(1) is cuda:1; a negative index is refused.
     assert ember.device(1) == ember.device("cuda:1")
     assert str(ember.device(0)) == "cuda:0"
+    assert ember.device(np.int64(2)) == ember.device("cuda:2")
     with pytest.raises(ValueError, match="device: the index must be a non-negative int32, got -1"):
         ember.device(-1)
 

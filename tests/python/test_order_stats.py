@@ -136,5 +136,6 @@ def test_searchsorted_binary_search_matches_numpy(dtype):
 
 def test_searchsorted_promotes_mixed_dtypes():
     seq = ember.tensor([1, 3, 5])
+    assert ember.searchsorted(seq, 2.5).item() == 1 and ember.searchsorted(ember.tensor([1, 2, 3]), 2.5).item() == 2
     assert ember.searchsorted(seq, ember.tensor([2.5, 3.0, 5.5])).tolist() == [1, 1, 3]
     assert ember.searchsorted(seq.double(), ember.tensor([3, 4])).tolist() == [1, 2]

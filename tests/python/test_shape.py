@@ -264,3 +264,13 @@ def test_contiguous_copy_of_transposed_views(dtype, shape):
     nchw = ember.randn(2, 16, 9, 40)
     np.testing.assert_array_equal(nchw.permute(0, 2, 3, 1).contiguous().numpy(),
                                   nchw.numpy().transpose(0, 2, 3, 1))  # NCHW -> NHWC
+
+
+def test_copy_from_an_overlapping_view_reads_the_original_values():
+    z = ember.arange(10000, dtype=ember.float32).reshape(100, 100)
+    want = z.numpy().T.copy()
+    z.copy_(z.t())
+    np.testing.assert_array_equal(z.numpy(), want)
+    v = ember.arange(10, dtype=ember.float32)
+    v[1:].copy_(v[:-1])  # a shifted overlap
+    assert v.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
