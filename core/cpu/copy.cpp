@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <ember/core/cpu/element_bytes.h>
 #include <ember/core/cpu/loops.h>
 #include <ember/core/cpu/parallel.h>
 
@@ -23,11 +24,6 @@ inline D convert(S v) {
     return static_cast<D>(v);
   }
 }
-
-template <size_t N>
-struct Bytes {
-  unsigned char b[N];
-};
 
 // dst (contiguous) = src, where src's second-to-last dim is the contiguous
 // one (x.t(), x.transpose(-2, -1), NCHW -> NHWC permutes): each [R, C]
@@ -96,19 +92,11 @@ void copy(Tensor& dst, const Tensor& src) {
     return;
   }
   if (transposed_layout(dst, src)) {
-    auto run = [&](auto tag) {
+    return dispatch_size(dst.element_size(), [&](auto tag) {
       using B = decltype(tag);
       transposed_copy(static_cast<B*>(dst.data_ptr()), static_cast<const B*>(src.data_ptr()), src.shape(),
                       src.strides());
-    };
-    switch (dst.element_size()) {
-      case 1: return run(Bytes<1>{});
-      case 2: return run(Bytes<2>{});
-      case 4: return run(Bytes<4>{});
-      case 8: return run(Bytes<8>{});
-      case 16: return run(Bytes<16>{});
-      default: break;
-    }
+    });
   }
   dispatch(dst.dtype(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstring>
 
+#include <ember/core/cpu/element_bytes.h>
 #include <ember/core/cpu/parallel.h>
 #include <ember/core/cpu/strided_loop.h>
 #include <ember/core/error.h>
@@ -21,13 +22,12 @@ struct IndexOffsets {
   std::vector<int64_t> strides;
   std::vector<int64_t> sizes;
 
+  // The offset index k's value v adds (negative values count from the end).
+  int64_t of(size_t k, int64_t v) const { return (v < 0 ? v + sizes[k] : v) * strides[k]; }
+
   int64_t at(const int64_t* offs) const {  // offs[k] is index k's element offset
     int64_t o = 0;
-    for (size_t k = 0; k < data.size(); ++k) {
-      int64_t v = data[k][offs[k]];
-      if (v < 0) v += sizes[k];
-      o += v * strides[k];
-    }
+    for (size_t k = 0; k < data.size(); ++k) o += of(k, data[k][offs[k]]);
     return o;
   }
 };
@@ -46,23 +46,6 @@ std::vector<Strides> loop_strides(const Tensor& a, const Tensor& b, const std::v
   std::vector<Strides> s{a.strides(), b.strides()};
   for (const Tensor& t : indices) s.push_back(t.strides());
   return s;
-}
-
-template <size_t N>
-struct Bytes {
-  unsigned char b[N];
-};
-
-template <class F>
-void dispatch_size(size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1: return f(Bytes<1>{});
-    case 2: return f(Bytes<2>{});
-    case 4: return f(Bytes<4>{});
-    case 8: return f(Bytes<8>{});
-    case 16: return f(Bytes<16>{});  // complex128
-  }
-  throw Error(str("index: unsupported element size ", itemsize));
 }
 
 }  // namespace
@@ -93,18 +76,12 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
         B* orow = o + offs[0];
         const B* srow = s + offs[1];
         const int64_t* irow = io.data[0] + offs[2];
-        const int64_t so = step[0], ss = step[1], si = step[2], stride = io.strides[0], size = io.sizes[0];
+        const int64_t so = step[0], ss = step[1], si = step[2];
         if (so == 1 && si == 1 && ss == 0) {  // gather along a contiguous last dim: no strides in the loop
-          for (int64_t i = 0; i < n; ++i) {
-            const int64_t v = irow[i];
-            orow[i] = srow[(v < 0 ? v + size : v) * stride];
-          }
+          for (int64_t i = 0; i < n; ++i) orow[i] = srow[io.of(0, irow[i])];
           return;
         }
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t v = irow[i * si];
-          orow[i * so] = srow[i * ss + (v < 0 ? v + size : v) * stride];
-        }
+        for (int64_t i = 0; i < n; ++i) orow[i * so] = srow[i * ss + io.of(0, irow[i * si])];
         return;
       }
       std::vector<int64_t> cur(offs, offs + 2 + indices.size());
@@ -116,6 +93,29 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
   });
 }
 
+namespace {
+// Calls put(dst element, value) for every element of values, at the element
+// of dst its indices name: one index (scatter, index_add, embedding's
+// backward, x[idx] on one dim) in a tight row loop, several in the general walk.
+template <class T, class Put>
+void scatter_each(T* d, const T* v, const Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
+                  const IndexOffsets& io, const Put& put) {
+  if (indices.size() == 1) {
+    strided_rows(values.shape(), loop_strides(dst, values, indices),
+                 [&](const int64_t* offs, int64_t n, const int64_t* step) {
+      T* drow = d + offs[0];
+      const T* vrow = v + offs[1];
+      const int64_t* irow = io.data[0] + offs[2];
+      const int64_t sd = step[0], sv = step[1], si = step[2];
+      for (int64_t i = 0; i < n; ++i) put(drow[i * sd + io.of(0, irow[i * si])], vrow[i * sv]);
+    });
+    return;
+  }
+  strided_loop(values.shape(), loop_strides(dst, values, indices),
+               [&](const int64_t* offs) { put(d[offs[0] + io.at(offs + 2)], v[offs[1]]); });
+}
+}  // namespace
+
 void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
                    const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,
                    bool accumulate) {
@@ -123,55 +123,19 @@ void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>&
   if (!accumulate) {
     dispatch_size(dst.element_size(), [&](auto tag) {
       using B = decltype(tag);
-      B* d = static_cast<B*>(dst.data_ptr());
-      const B* v = static_cast<const B*>(values.data_ptr());
-      if (indices.size() == 1) {  // scatter, x[idx] = v on one dim: a tight row loop
-        const int64_t stride = io.strides[0], size = io.sizes[0];
-        strided_rows(values.shape(), loop_strides(dst, values, indices),
-                     [&](const int64_t* offs, int64_t n, const int64_t* step) {
-          B* drow = d + offs[0];
-          const B* vrow = v + offs[1];
-          const int64_t* irow = io.data[0] + offs[2];
-          for (int64_t i = 0; i < n; ++i) {
-            const int64_t k = irow[i * step[2]];
-            drow[i * step[0] + (k < 0 ? k + size : k) * stride] = vrow[i * step[1]];
-          }
-        });
-        return;
-      }
-      strided_loop(values.shape(), loop_strides(dst, values, indices),
-                   [&](const int64_t* offs) { d[offs[0] + io.at(offs + 2)] = v[offs[1]]; });
+      scatter_each(static_cast<B*>(dst.data_ptr()), static_cast<const B*>(values.data_ptr()), dst, values, indices,
+                   io, [](B& slot, const B& x) { slot = x; });
     });
     return;
   }
   dispatch(dst.dtype(), "index_put_", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* d = dst.data<T>();
-    const T* v = values.data<T>();
-    auto add = [](T& slot, T x) {
+    scatter_each(dst.data<T>(), values.data<T>(), dst, values, indices, io, [](T& slot, T x) {
       if constexpr (std::is_same_v<T, bool>) slot = slot || x;
       else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
         slot = T(static_cast<float>(slot) + static_cast<float>(x));
       else slot = int_math::wrapping_add(slot, x);  // integers wrap around, as in PyTorch
-    };
-    if (indices.size() == 1) {  // index_add, scatter_add, embedding's backward: one index, a tight row loop
-      const int64_t* idx = io.data[0];
-      const int64_t stride = io.strides[0], size = io.sizes[0];
-      strided_rows(values.shape(), loop_strides(dst, values, indices),
-                   [&](const int64_t* offs, int64_t n, const int64_t* step) {
-        T* drow = d + offs[0];
-        const T* vrow = v + offs[1];
-        const int64_t* irow = idx + offs[2];
-        const int64_t sd = step[0], sv = step[1], si = step[2];
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t k = irow[i * si];
-          add(drow[i * sd + (k < 0 ? k + size : k) * stride], vrow[i * sv]);
-        }
-      });
-      return;
-    }
-    strided_loop(values.shape(), loop_strides(dst, values, indices),
-                 [&](const int64_t* offs) { add(d[offs[0] + io.at(offs + 2)], v[offs[1]]); });
+    });
   });
 }
 

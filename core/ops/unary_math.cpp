@@ -128,27 +128,29 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
 }
 Tensor xlogy(const Tensor& x, const Tensor& y) { return binary_op(MathOp2::Xlogy, "xlogy", "XlogyBackward0", x, y); }
 
+namespace {
+// The fused activation gradients: binary_op under no-grad, so no node is
+// recorded (see the header); its node name is therefore never used.
+Tensor fused_gradient(MathOp2 op, const char* name, const Tensor& grad, const Tensor& x) {
+  autograd::NoGradGuard no_grad;
+  return binary_op(op, name, "", grad, x);
+}
+}  // namespace
+
 Tensor gelu_backward(const Tensor& grad, const Tensor& x, const std::string& approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh", ValueError,
               "gelu_backward: approximate must be 'none' or 'tanh', got '", approximate, "'");
-  autograd::NoGradGuard no_grad;  // the fused kernel is not differentiated again (see the header)
-  return binary_op(approximate == "tanh" ? MathOp2::GeluTanhBackward : MathOp2::GeluBackward, "gelu_backward",
-                   "GeluBackwardBackward0", grad, x);
+  return fused_gradient(approximate == "tanh" ? MathOp2::GeluTanhBackward : MathOp2::GeluBackward, "gelu_backward",
+                        grad, x);
 }
-
 Tensor silu_backward(const Tensor& grad, const Tensor& x) {
-  autograd::NoGradGuard no_grad;
-  return binary_op(MathOp2::SiluBackward, "silu_backward", "SiluBackwardBackward0", grad, x);
+  return fused_gradient(MathOp2::SiluBackward, "silu_backward", grad, x);
 }
-
 Tensor tanh_backward(const Tensor& grad, const Tensor& y) {
-  autograd::NoGradGuard no_grad;
-  return binary_op(MathOp2::TanhBackward, "tanh_backward", "TanhBackwardBackward0", grad, y);
+  return fused_gradient(MathOp2::TanhBackward, "tanh_backward", grad, y);
 }
-
 Tensor sigmoid_backward(const Tensor& grad, const Tensor& y) {
-  autograd::NoGradGuard no_grad;
-  return binary_op(MathOp2::SigmoidBackward, "sigmoid_backward", "SigmoidBackwardBackward0", grad, y);
+  return fused_gradient(MathOp2::SigmoidBackward, "sigmoid_backward", grad, y);
 }
 
 Tensor fmod(const Tensor& a, const Tensor& b) {
