@@ -235,9 +235,12 @@ def test_allocator_counts_bytes_and_peaks():
     ember.cuda.synchronize()
     base = ember.cuda.memory_allocated()
     x = ember.empty(MiB, device="cuda")  # 4 MiB
-    assert ember.cuda.memory_allocated() == base + 4 * MiB
+    # A cached free block at most 1 MiB larger than the request is handed out
+    # whole, not split (as PyTorch's allocator does): it counts in full.
+    grown = ember.cuda.memory_allocated() - base
+    assert 4 * MiB <= grown <= 5 * MiB
     assert ember.cuda.memory_reserved() >= ember.cuda.memory_allocated()
-    assert ember.cuda.max_memory_allocated() >= base + 4 * MiB
+    assert ember.cuda.max_memory_allocated() >= base + grown
     del x
     assert ember.cuda.memory_allocated() == base
     ember.cuda.reset_peak_memory_stats()

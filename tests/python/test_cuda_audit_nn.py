@@ -90,8 +90,9 @@ def test_conv_transpose1d_output_padding_past_stride():
 # results must still match the CPU, with and without benchmarking.
 
 @pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=str)
-@pytest.mark.parametrize("benchmark", [False, True])
-def test_half_convolutions_match_cpu(dtype, benchmark):
+# Not named `benchmark`: that is pytest-benchmark's fixture where it is installed.
+@pytest.mark.parametrize("cudnn_benchmark", [False, True])
+def test_half_convolutions_match_cpu(dtype, cudnn_benchmark):
     x, w, b = make((2, 8, 9, 9), 0), make((16, 8, 3, 3), 1), make((16,), 2)
 
     def run(device):
@@ -100,7 +101,7 @@ def test_half_convolutions_match_cpu(dtype, benchmark):
         out.backward(ember.ones_like(out))
         return [as_np(t) for t in (out, xs.grad, ws.grad, bs.grad)]
 
-    with ember.backends.cudnn.flags(benchmark=benchmark):
+    with ember.backends.cudnn.flags(benchmark=cudnn_benchmark):
         want, got = run("cpu"), run("cuda")
     for name, g, c in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
         scale = max(np.abs(c).max(), 1.0)

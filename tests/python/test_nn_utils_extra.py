@@ -253,16 +253,18 @@ def test_stateless_functional_call_is_deprecated_alias():
 # ---- DataParallel
 
 def test_data_parallel_wraps_and_passes_through():
-    inner = nn.Linear(2, 3)
+    # With a GPU, DataParallel wants the module on cuda:0 (a CPU module is refused, as in PyTorch).
+    dev = "cuda" if ember.cuda.is_available() else "cpu"
+    inner = nn.Linear(2, 3).to(dev)
     dp = nn.DataParallel(inner)
     assert dp.module is inner
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]
-    x = ember.randn(4, 2)
-    np.testing.assert_array_equal(dp(x).detach().numpy(), inner(x).detach().numpy())
+    x = ember.randn(4, 2, device=dev)
+    np.testing.assert_array_equal(dp(x).detach().cpu().numpy(), inner(x).detach().cpu().numpy())
     # a checkpoint of the wrapped model loads into a fresh wrapper and (stripped) into the bare module
-    fresh = nn.DataParallel(nn.Linear(2, 3))
+    fresh = nn.DataParallel(nn.Linear(2, 3).to(dev))
     fresh.load_state_dict(dp.state_dict())
-    np.testing.assert_array_equal(fresh(x).detach().numpy(), dp(x).detach().numpy())
+    np.testing.assert_array_equal(fresh(x).detach().cpu().numpy(), dp(x).detach().cpu().numpy())
     bare = nn.Linear(2, 3)
     bare.load_state_dict({k[len("module."):]: v for k, v in dp.state_dict().items()})
     assert nn.parallel.data_parallel(inner, x).shape == (4, 3)

@@ -298,8 +298,9 @@ def test_schedule_rejects_bad_arguments_and_warns_without_warmup():
     assert [m.name for m in ProfilerAction][:4] == ["NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"]
     torch = _torch()
     if torch is not None:
-        assert [m.name for m in ProfilerActivity] == list(torch.profiler.ProfilerActivity.__members__)
-        assert [m.name for m in ProfilerAction] == list(torch.profiler.ProfilerAction.__members__)
+        # Older PyTorch releases lack the newer members (2.11 has no DEVICE_STOPPED).
+        assert set(torch.profiler.ProfilerActivity.__members__) <= {m.name for m in ProfilerActivity}
+        assert set(torch.profiler.ProfilerAction.__members__) <= {m.name for m in ProfilerAction}
 
 
 def _run_steps(profile_cls, sched, steps, sink):
