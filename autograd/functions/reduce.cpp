@@ -78,7 +78,7 @@ Vjp index_reduce_backward(const Shape& keep_shape, const Shape& in_shape, int64_
     // One-hot of the index along dim: positions 0..n-1 compared with the index.
     Shape pos_shape(in_shape.size(), 1);
     pos_shape[dim] = in_shape[dim];
-    const Tensor pos = reshape(arange(0, in_shape[dim], 1, ge.dtype()), pos_shape);
+    const Tensor pos = reshape(arange(0, in_shape[dim], 1, ge.dtype(), ge.device()), pos_shape);
     const Tensor onehot = grad_coeff(GradCoeff::EqMask, pos, reshape(s[0], keep_shape).to(ge.dtype()));
     return TensorList{mul(ge, onehot)};
   };

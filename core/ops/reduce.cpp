@@ -13,6 +13,7 @@
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/reduce_layout.h>
 #include <ember/core/ops/shape.h>
+#include <ember/core/type_promotion.h>
 #include <ember/cuda/reduce.h>
 
 namespace ember {
@@ -114,8 +115,9 @@ void grad_coeff(GradCoeff kind, Tensor& out, const Tensor& a, const Tensor& b, d
 
 Tensor grad_coeff(GradCoeff kind, const Tensor& a, const Tensor& b, double p) {
   const DType dt = compute_dtype(is_floating(a.dtype()) ? a.dtype() : b.dtype());
-  Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), "grad_coeff"), dt, a.device());
-  kernel::grad_coeff(kind, out, a.detach().to(dt), b.detach().to(dt), p);
+  const Device dev = common_device("grad_coeff", {a, b});  // a kernel must not read another device's memory
+  Tensor out = empty(broadcast_shapes(a.shape(), b.shape(), "grad_coeff"), dt, dev);
+  kernel::grad_coeff(kind, out, a.detach().to(dev, dt), b.detach().to(dev, dt), p);
   return out;
 }
 
