@@ -111,7 +111,7 @@ Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w
               " channels instead");
   EMBER_CHECK(!b.defined() || (b.dim() == 1 && b.size(0) == OC), Error, op, ": expected bias of size [", OC,
               "], but got ", b.shape_str());
-  IntList out_size;
+  IntList out_size, step;
   for (int64_t i = 0; i < spatial; ++i) {
     const int64_t in = x.size(x.dim() - spatial + i), k = w.size(2 + i);
     const Wide wide_padded = Wide(in) + pad_begin[i] + pad_end[i], wide_span = Wide(dil[i]) * (k - 1) + 1;
@@ -122,14 +122,17 @@ Tensor conv_nd(const char* op, int64_t spatial, const Tensor& x, const Tensor& w
     EMBER_CHECK(padded >= span, Error, op, ": padded input size per channel ", padded, " (input ", x.shape_str(),
                 ") is smaller than the dilated kernel size ", span, " (weight ", w.shape_str(), ")");
     out_size.push_back((padded - span) / stride[i] + 1);  // at most padded: span >= 1
+    // Any stride past padded - span leaves the one window at the start: the
+    // smallest such (cuDNN takes int strides; stride=2**63-1 is one of them).
+    step.push_back(std::min(stride[i], padded - span + 1));
   }
   cpu::ConvGeom g;
   g.groups = groups;
   if (spatial == 2) {
-    g.stride_h = stride[0], g.stride_w = stride[1], g.pad_h = pad_begin[0], g.pad_w = pad_begin[1];
+    g.stride_h = step[0], g.stride_w = step[1], g.pad_h = pad_begin[0], g.pad_w = pad_begin[1];
     g.dil_h = dil[0], g.dil_w = dil[1];
   } else {
-    g.stride_w = stride[0], g.pad_w = pad_begin[0], g.dil_w = dil[0];
+    g.stride_w = step[0], g.pad_w = pad_begin[0], g.dil_w = dil[0];
   }
   const int64_t OH = spatial == 2 ? out_size[0] : 1, OW = out_size.back();
   Tensor out = conv_detail::conv(as_4d(x, spatial, batched), as_4d(w, spatial, true), b, g, OH, OW);
