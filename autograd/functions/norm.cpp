@@ -55,11 +55,15 @@ TensorList channel_backward(const NormSpec& spec, const Tensor& g, const TensorL
 // layer_norm / rms_norm / group_norm's backward as one fused kernel on either
 // device (first order only: records nothing). The normalized dims are the trailing ones.
 TensorList row_backward(const NormSpec& spec, const Tensor& g, const TensorList& s, const std::vector<bool>& needs) {
-  const Tensor x = s[0].detach().contiguous();
+  const DType acc = s[3].dtype();  // the statistics' dtype
+  // The CPU kernel computes in the statistics' dtype: half inputs are widened
+  // first and gx rounded once at the end (CUDA's kernel reads them as they are).
+  const bool on_cuda = s[0].device().is_cuda();
+  const DType kernel_dtype = on_cuda ? s[0].dtype() : acc;
+  const Tensor x = s[0].detach().to(kernel_dtype).contiguous();
   int64_t cols = 1;
   for (int64_t d : spec.dims) cols *= spec.view[d];
   const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
-  const DType acc = s[3].dtype();  // the statistics' dtype
   const Tensor gy = (g.dtype() == x.dtype() ? g : g.to(x.dtype())).contiguous();
   const Tensor w = s[1].defined() ? s[1].detach().to(acc).contiguous() : Tensor();
   TensorList out(needs.size());
@@ -72,7 +76,7 @@ TensorList row_backward(const NormSpec& spec, const Tensor& g, const TensorList&
   } else {
     cpu::row_norm_backward(gx, gw, gb, gy, x, mean, rstd, w, rows, cols, spec.rms);
   }
-  out[0] = gx;
+  out[0] = gx.defined() && gx.dtype() != s[0].dtype() ? gx.to(s[0].dtype()) : gx;
   if (gw.defined()) out[1] = gw;
   if (gb.defined()) out[2] = gb;
   return out;
@@ -94,11 +98,7 @@ Vjp normalize_backward(NormSpec spec) {
     if (spec.channel_kernel && !grad_enabled() && s[0].numel() > 0) {
       return channel_backward(spec, g[0], s, needs);
     }
-    // The CPU kernel takes float32 / float64 whose statistics share x's dtype (half inputs are computed
-    // in float32 on the CPU, so their x and statistics differ).
-    const bool fused_device = g[0].device().is_cuda() || s[0].dtype() == s[3].dtype();
-    if (!spec.channel_kernel && spec.batch_stats && !grad_enabled() && fused_device && s[0].numel() > 0 &&
-        trailing_dims(spec)) {
+    if (!spec.channel_kernel && spec.batch_stats && !grad_enabled() && s[0].numel() > 0 && trailing_dims(spec)) {
       return row_backward(spec, g[0], s, needs);
     }
     const Shape x_shape = s[0].shape();

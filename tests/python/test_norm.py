@@ -169,6 +169,28 @@ def test_half_input_keeps_dtype():
     assert_close(y.float(), np_layer_norm(x.float().numpy(), 1), 1e-2, 1e-2)
 
 
+@pytest.mark.parametrize("dtype", [ember.bfloat16, ember.float16])
+def test_half_layer_norm_input_gradient_rounds_once(dtype):
+    # A row of three close values (var 0.0035, rstd 17) whose gradient is a
+    # difference of terms near 3.2: computed in the half dtype op by op it was
+    # -0.0063 for -0.0284; computed in float32, it is near the exact value.
+    x = np.array([[-0.875, -1.0, -1.0], [20.125, 20.0, 20.125]])
+    g = np.array([[0.25, -2.25, -2.0], [1.5, -0.5, 2.0]])
+    w = np.array([0.25, -0.5, -0.375])
+    xt = make(x).to(dtype).requires_grad_(True)
+    wt = make(w).to(dtype).requires_grad_(True)
+    F.layer_norm(xt, (3,), wt, None).backward(make(g).to(dtype))
+    mu = x.mean(1, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    xhat, wg = (x - mu) * rstd, w * g
+    exact = rstd * (wg - wg.mean(1, keepdims=True) - xhat * (wg * xhat).mean(1, keepdims=True))
+    got = to_numpy(xt.grad.to(ember.float64))
+    # One rounding (relative), plus float32's error in terms near 10 times rstd 17 (absolute).
+    ulp = 2.0 ** -7 if dtype == ember.bfloat16 else 2.0 ** -10
+    np.testing.assert_allclose(got, exact, rtol=ulp, atol=1e-4)
+    assert xt.grad.dtype == dtype and wt.grad.dtype == dtype
+
+
 def test_norm_errors():
     x = ember.randn(2, 6, 3)
     with pytest.raises(ValueError, match=r"^batch_norm: expected more than 1 value per channel"):
