@@ -36,8 +36,9 @@ void check_operands(const char* op, const std::vector<Tensor>& ts) {
                 dtype_name(ts[0].dtype()), " and ", dtype_name(t.dtype()));
   }
   EMBER_CHECK(ts[0].dtype() != DType::Bool, Error, op, ": not implemented for bool tensors");
-  // cuBLAS has no integer GEMM; PyTorch refuses these on CUDA too.
-  EMBER_CHECK(dev.is_cpu() || is_floating(ts[0].dtype()), NotImplementedError, op, ": not implemented for ",
+  // cuBLAS has no integer GEMM; PyTorch refuses these on CUDA too. Complex
+  // products run as real products of the parts.
+  EMBER_CHECK(dev.is_cpu() || is_floating(ts[0].dtype()) || is_complex(ts[0].dtype()), NotImplementedError, op, ": not implemented for ",
               dtype_name(ts[0].dtype()), " tensors on CUDA");
 }
 
