@@ -208,8 +208,19 @@ def i0(input):
 # ---- mantissa and exponent
 
 def _pow2(e):
-    """2.0 ** e for an int64 tensor e in float64 (exact for e in float64's range)."""
-    return ember.pow(2.0, e.to(ember.float64))
+    """2.0 ** e in float64 for an int64 tensor e in [-1074, 1023], exact: the product of the
+    powers 2 ** (+-2 ** i) that e's bits pick, each partial product a power of two in range
+    (CUDA's pow(2.0, e) can be an ulp off)."""
+    e = e.to(ember.int64)
+    magnitude = e.abs()
+    base = ember.where(e < 0, ember.full_like(e, 0.5, dtype=ember.float64),
+                       ember.full_like(e, 2.0, dtype=ember.float64))
+    result = ember.ones_like(base)
+    for i in range(11):  # 2 ** 11 > 1074
+        picked = (magnitude // (1 << i)) % 2 == 1
+        result = ember.where(picked, result * base, result)
+        base = base * base
+    return result
 
 
 def _frexp_float64(x):
