@@ -89,6 +89,7 @@ class Recorder:
         self._local = threading.local()
         self.origin_ns = time.perf_counter_ns()
         self.origin_epoch_us = time.time_ns() / 1000.0  # wall clock at origin_ns, for trace timestamps
+        self._pid = os.getpid()  # a forked DataLoader worker records nothing (and must not touch CUDA)
         if time_cuda or cuda_memory:
             import ember.cuda
             self._cuda = ember.cuda
@@ -103,6 +104,8 @@ class Recorder:
         """Opens an event; kind is "op", "module", "call" (optimizer step, DataLoader batch) or
         "annotation". Returns None for an op or call made directly by one of the same name (a
         method delegating to its function, a step calling its base class's step)."""
+        if os.getpid() != self._pid:
+            return None
         enter = time.perf_counter_ns()
         stack = self._stack()
         parent = stack[-1] if stack else None
