@@ -20,10 +20,16 @@ namespace {  // one copy per including file (the .cu, or its emulation test)
 constexpr int64_t kChunk = 65536;
 constexpr int kOptimThreads = 512;
 
+// wd * p rounded on its own, as the CPU computes it. Contracted into an FMA,
+// g + wd * p differs from the CPU's where the two nearly cancel, and RMSprop
+// divides that difference by an eps-sized denominator (1e-7 apart in float64).
+__device__ __forceinline__ float product_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double product_rn(double a, double b) { return __dmul_rn(a, b); }
+
 template <class T>
 __device__ __forceinline__ T effective_grad(T g, T p, T sign, T wd) {
   const T d = sign * g;
-  return wd != T(0) ? d + wd * p : d;
+  return wd != T(0) ? d + product_rn(wd, p) : d;
 }
 
 template <class T>

@@ -81,6 +81,8 @@ inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float __fdividef(float a, float b) { return a / b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 inline float __saturatef(float x) { return x != x ? 0.f : std::min(std::max(x, 0.f), 1.f); }
 
 // ---- 16-bit floats: bits only; conversions as CUDA's (round to nearest even)
