@@ -73,6 +73,12 @@ void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Sc
   const Tensor x = kernel_operand(a, out), y = kernel_operand(b, out);
   TensorIterator it({out, x, y});
   if (it.numel() == 0) return;
+  // A float number with a half tensor (core/ops/binary.cpp passes it so for add, sub, mul and div).
+  const auto float_number = [&](const Tensor& t) { return t.device().is_cpu() && t.dtype() == DType::Float32; };
+  if (is_half(out.dtype()) && takes_float_number(op) && (float_number(x) || float_number(y))) {
+    if (out.dtype() == DType::Float16) return binary_typed::run_half_number<__half>(op, it, alpha, float_number(x));
+    return binary_typed::run_half_number<__nv_bfloat16>(op, it, alpha, float_number(x));
+  }
   if (!is_bool_result(op) && a.dtype() == DType::Float16) return binary_typed::run_half<__half>(op, it, alpha);
   if (!is_bool_result(op) && a.dtype() == DType::BFloat16) {
     return binary_typed::run_half<__nv_bfloat16>(op, it, alpha);

@@ -23,4 +23,9 @@ void run(BinaryOp op, const TensorIterator& it, const Scalar& alpha);
 template <class S>
 void run_half(BinaryOp op, const TensorIterator& it, const Scalar& alpha);
 
+// An op that takes_float_number (core/cpu/binary.h) on a half tensor (S) and
+// a number kept in float: operand 1 (number_first) or 2 is a float32 CPU number.
+template <class S>
+void run_half_number(BinaryOp op, const TensorIterator& it, const Scalar& alpha, bool number_first);
+
 }  // namespace ember::cuda::binary_typed

@@ -14,6 +14,13 @@ enum class BinaryOp {
 // Comparisons and logical ops produce bool whatever their input dtype.
 inline bool is_bool_result(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::LogicalXor; }
 
+// The ops whose CUDA kernels take a number in float beside a half tensor
+// (x * 0.1 multiplies by 0.1f and rounds once, as in PyTorch); other ops take
+// the number rounded to the tensor's dtype.
+inline bool takes_float_number(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
 namespace cpu {
 
 // out = a op b. a and b share a dtype, broadcast to out's shape; out has that

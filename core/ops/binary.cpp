@@ -58,6 +58,19 @@ void masked_fill(Tensor& out, const Tensor& self, const Tensor& mask, const Scal
 }
 }  // namespace kernel
 
+namespace {
+
+// An operand cast for the kernel. A number (a 0-d CPU tensor) with a half
+// tensor on CUDA stays float for add, sub, mul and div, as in PyTorch: x * 0.1
+// multiplies by 0.1f and rounds once (the CPU computes half types in float).
+Tensor kernel_input(BinaryOp op, const Tensor& t, DType compute, Device dev) {
+  const bool float_number = dev.is_cuda() && is_half(compute) && t.device().is_cpu() && t.dim() == 0 &&
+                            takes_float_number(op);
+  return t.to(float_number ? DType::Float32 : compute);
+}
+
+}  // namespace
+
 Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, DType dtype,
                   const Scalar& alpha) {
   const Device dev = common_device(name, {a, b});
@@ -69,13 +82,13 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   // CUDA's arithmetic kernels compute half types in float themselves.
   const DType compute = is_half(dtype) && !(dev.is_cuda() && !to_bool) ? DType::Float32 : dtype;
   Tensor out = empty(shape, to_bool ? DType::Bool : compute, dev);
-  kernel::binary(op, out, a.to(compute), b.to(compute), alpha);
+  kernel::binary(op, out, kernel_input(op, a, compute, dev), kernel_input(op, b, compute, dev), alpha);
   return to_bool || compute == dtype ? out : out.to(dtype);
 }
 
 void run_binary_into(BinaryOp op, Tensor& self, const Tensor& other, const Scalar& alpha) {
   autograd::NoGradGuard no_grad;
-  kernel::binary(op, self, self, other.to(self.dtype()), alpha);
+  kernel::binary(op, self, self, kernel_input(op, other, self.dtype(), self.device()), alpha);
 }
 
 DType add_type(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {

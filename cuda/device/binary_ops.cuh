@@ -54,6 +54,18 @@ struct Widened2 {
   __device__ S operator()(S a, S b) const { return convert<S>(f(widen(a), widen(b))); }
 };
 
+// The same with a float number as one operand (first or second).
+template <class S, class F>
+struct NumberThenWidened {
+  F f;
+  __device__ S operator()(float a, S b) const { return convert<S>(f(a, widen(b))); }
+};
+template <class S, class F>
+struct WidenedThenNumber {
+  F f;
+  __device__ S operator()(S a, float b) const { return convert<S>(f(widen(a), b)); }
+};
+
 // f, computing in T, as it runs on elements stored as S.
 template <class S, class T, class F>
 auto stored2_as(F f) {

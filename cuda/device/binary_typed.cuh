@@ -54,4 +54,23 @@ void run_half(BinaryOp op, const TensorIterator& it, const Scalar& alpha) {
   detail::arithmetic<float, S>(op, it, alpha);
 }
 
+template <class S>
+void run_half_number(BinaryOp op, const TensorIterator& it, const Scalar& alpha, bool number_first) {
+  using namespace binary_ops;
+  const auto run = [&](auto f) {
+    using F = decltype(f);
+    if (number_first) launch<S, float, S>(it, NumberThenWidened<S, F>{f});
+    else launch<S, S, float>(it, WidenedThenNumber<S, F>{f});
+  };
+  const float s = alpha.to<float>();
+  switch (op) {  // the four ops only: each one is a kernel of its own
+    case BinaryOp::Add: return s == 1.0f ? run(Add<float>{}) : run(AddScaled<float>{s});
+    case BinaryOp::Sub: return s == 1.0f ? run(Sub<float>{}) : run(SubScaled<float>{s});
+    case BinaryOp::Mul: return run(Mul<float>{});
+    case BinaryOp::Div: return run(Div<float>{});
+    default:
+      throw Error("binary: a float number with a half tensor reached an op that takes it rounded (internal error)");
+  }
+}
+
 }  // namespace ember::cuda::binary_typed

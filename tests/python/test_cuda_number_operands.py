@@ -77,9 +77,18 @@ def test_number_operand_allocates_only_the_output():
 
 
 def test_half_number_rounds_like_the_cpu():
-    # 0.1 is not representable in half types: both backends round the number
-    # to the tensor's dtype first, then compute in float32 and round once.
+    # 0.1 is not representable in half types. As in PyTorch, neither backend
+    # rounds the number to the tensor's dtype: x * 0.1 is float(x) * 0.1f,
+    # rounded once (0.1 rounded to half first gives other results).
     for dtype in (ember.float16, ember.bfloat16):
         x = ember.linspace(-4, 4, 257).to(dtype)
-        assert bool(((x * 0.1) == (x.cuda() * 0.1).cpu()).all()), dtype
+        wide = x.to(ember.float32)
+        for fn in (lambda t, n: t * n, lambda t, n: n * t, lambda t, n: t + n, lambda t, n: n - t,
+                   lambda t, n: t / n, lambda t, n: n / t):
+            want = fn(wide, 0.1).to(dtype)
+            assert bool((fn(x, 0.1) == want).all()), dtype
+            assert bool((fn(x.cuda(), 0.1).cpu() == want).all()), dtype
+        y = x.cuda()
+        y.mul_(0.1)
+        assert bool((y.cpu() == (wide * 0.1).to(dtype)).all()), dtype
         assert bool(((x + 1e-3) == (x.cuda() + 1e-3).cpu()).all()), dtype
