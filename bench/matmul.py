@@ -6,6 +6,7 @@ idle pool threads of one library that spin or yield on the 2 cores slow the
 next one down, which is a property of mixing them in one process, not of
 either library."""
 import multiprocessing
+import os
 import statistics
 import time
 
@@ -113,6 +114,16 @@ def run_cuda(n=8192, modes=("fp32", "tf32", "bf16"), repeats=7):
             if with_torch:
                 row["torch"] = round(_gpu_tflops("torch", n, mode, repeats), 1)
             row["ember/torch"] = ratio(row["ember"], row.get("torch"))
+            if GPU_MODES[mode][0] != "float32":  # the same products through cuBLASLt (EMBER_MATMUL_BACKEND)
+                chosen = os.environ.get("EMBER_MATMUL_BACKEND")
+                os.environ["EMBER_MATMUL_BACKEND"] = "cublaslt"
+                try:
+                    row["ember_cublaslt"] = round(_gpu_tflops("ember", n, mode, repeats), 1)
+                finally:
+                    os.environ.pop("EMBER_MATMUL_BACKEND")
+                    if chosen is not None:
+                        os.environ["EMBER_MATMUL_BACKEND"] = chosen
+                row["ember_cublaslt/torch"] = ratio(row["ember_cublaslt"], row.get("torch"))
             out[mode] = row
     finally:
         ember.set_float32_matmul_precision(before)

@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <cublasLt.h>
@@ -164,8 +166,24 @@ void set_pref(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t
   EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)));
 }
 
-// The most workspace the epilogue path offers cuBLASLt (taken from the caching allocator).
-constexpr uint64_t kLtWorkspace = uint64_t{4} << 20;
+// The most workspace offered to cuBLASLt (taken from the caching allocator):
+// what cuBLAS recommends, 32 MiB on Hopper and newer, 4 MiB before.
+uint64_t lt_workspace(int index) {
+  return uint64_t{Registry::get().device(index).props.major >= 9 ? 32u : 4u} << 20;
+}
+
+// out [M, N] = alpha * a [M, K] @ b [K, N] (+ bias [N] over the columns when
+// defined) as one cublasLtMatmul; false when the shapes, dtypes or strides do
+// not fit it or its heuristic finds no algorithm (the caller falls back).
+bool lt_product(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Tensor& bias, double alpha);
+
+// Whether single half-precision products go through cuBLASLt rather than
+// cublasGemmEx: EMBER_MATMUL_BACKEND=cublaslt (read per call, so that
+// bench/matmul.py times both in one process; cublasGemmEx is the default).
+bool prefer_lt() {
+  const char* v = std::getenv("EMBER_MATMUL_BACKEND");
+  return v != nullptr && std::string(v) == "cublaslt";
+}
 
 }  // namespace
 
@@ -206,6 +224,9 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
   const int count = to_int(batch, "the batch size");
   cublasHandle_t handle = cublas_handle(index);
 
+  if (count == 1 && beta == 0 && is_half(dtype) && nd == 2 && prefer_lt() && lt_product(out, a_in, b_in, Tensor(), alpha)) {
+    return;
+  }
   if (count == 1) {  // a single product: plain GEMM, whose heuristics PyTorch's mm also gets
     EMBER_CUBLAS_CHECK(cublasGemmEx(handle, B.op, A.op, m, n, k, alpha_p, B.t.data_ptr(), dt, lda, A.t.data_ptr(), dt,
                                     ldb, beta_p, out.data_ptr(), dt, ldc, ct, CUBLAS_GEMM_DEFAULT));
@@ -248,14 +269,22 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
 }
 
 bool matmul_bias(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Tensor& bias, double alpha) {
+  return bias.defined() && lt_product(out, a_in, b_in, bias, alpha);
+}
+
+namespace {
+
+bool lt_product(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Tensor& bias, double alpha) {
   const DType dtype = out.dtype();
   if (dtype != DType::Float32 && dtype != DType::Float16 && dtype != DType::BFloat16) return false;
-  if (out.dim() != 2 || a_in.dim() != 2 || b_in.dim() != 2 || bias.dim() != 1) return false;
-  if (a_in.dtype() != dtype || b_in.dtype() != dtype || bias.dtype() != dtype || !out.is_contiguous()) return false;
+  if (out.dim() != 2 || a_in.dim() != 2 || b_in.dim() != 2 || (bias.defined() && bias.dim() != 1)) return false;
+  if (a_in.dtype() != dtype || b_in.dtype() != dtype || !out.is_contiguous()) return false;
   const int64_t M = out.size(0), N = out.size(1), K = a_in.size(1);
   if (M == 0 || N == 0 || K == 0 || a_in.size(0) != M || b_in.size(0) != K || b_in.size(1) != N) return false;
-  if (bias.size(0) != N || (N > 1 && bias.stride(0) != 1)) return false;
-  if (reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) return false;
+  if (bias.defined()) {
+    if (bias.dtype() != dtype || bias.size(0) != N || (N > 1 && bias.stride(0) != 1)) return false;
+    if (reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) return false;
+  }
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (M > kMax || N > kMax || K > kMax) return false;
 
@@ -276,15 +305,17 @@ bool matmul_bias(const Tensor& out, const Tensor& a_in, const Tensor& b_in, cons
   EMBER_CUBLAS_CHECK(cublasLtMatmulDescCreate(&call.desc, compute_type(dtype), CUDA_R_32F));
   set_desc(call.desc, CUBLASLT_MATMUL_DESC_TRANSA, B.op);
   set_desc(call.desc, CUBLASLT_MATMUL_DESC_TRANSB, A.op);
-  set_desc(call.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-  set_desc(call.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data_ptr());
+  if (bias.defined()) {
+    set_desc(call.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    set_desc(call.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias.data_ptr());
+  }
   // A layout describes the matrix as stored, before its transpose.
   const bool b_n = B.op == CUBLAS_OP_N, a_n = A.op == CUBLAS_OP_N;
   EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.first, dt, b_n ? m : k, b_n ? k : m, B.ld));
   EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.second, dt, a_n ? k : n, a_n ? n : k, A.ld));
   EMBER_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&call.out, dt, m, n, static_cast<int64_t>(m)));
   EMBER_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&call.pref));
-  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kLtWorkspace);
+  set_pref(call.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, lt_workspace(index));
   set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(B.t.data_ptr()));
   set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(A.t.data_ptr()));
   set_pref(call.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(out.data_ptr()));
@@ -297,11 +328,13 @@ bool matmul_bias(const Tensor& out, const Tensor& a_in, const Tensor& b_in, cons
   if (st != CUBLAS_STATUS_SUCCESS || found == 0 || best.state != CUBLAS_STATUS_SUCCESS) return false;
 
   const std::shared_ptr<void> ws = best.workspaceSize ? allocate(best.workspaceSize, index) : nullptr;
-  const float alpha_f = static_cast<float>(alpha), beta_f = 0.0f;  // D = alpha * op(A) op(B) + bias
+  const float alpha_f = static_cast<float>(alpha), beta_f = 0.0f;  // D = alpha * op(A) op(B) (+ bias)
   EMBER_CUBLAS_CHECK(cublasLtMatmul(lt, call.desc, &alpha_f, B.t.data_ptr(), call.first, A.t.data_ptr(), call.second,
                                     &beta_f, out.data_ptr(), call.out, out.data_ptr(), call.out, &best.algo, ws.get(),
                                     best.workspaceSize, stream));
   return true;
 }
+
+}  // namespace
 
 }  // namespace ember::cuda

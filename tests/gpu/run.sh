@@ -107,13 +107,15 @@ if compgen -G "$root/.whl/*.whl" >/dev/null; then
 fi
 
 # pytest-xdist, when installed (or carried in .whl/, installed above), spreads
-# the test files over several processes, each its own CUDA context (the GPU
-# has room for all of them) and a fair share of the CPU threads.
+# the tests over several processes, each its own CUDA context (the GPU has
+# room for all of them) and a fair share of the CPU threads. Test by test
+# (--dist load): when a test crashes its worker, xdist starts another and the
+# rest still run; with --dist loadfile (xdist 3.x) that aborted the session.
 pytest_workers=()
 pytest_env=()
 if "$python" -c "import xdist" 2>/dev/null; then
   workers=${PYTEST_WORKERS:-$(( jobs < 8 ? jobs : 8 ))}
-  pytest_workers=(-n "$workers" --dist loadfile)
+  pytest_workers=(-n "$workers" --dist load)
   threads=$(( jobs / workers > 0 ? jobs / workers : 1 ))
   pytest_env=(env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads")
 fi
@@ -195,11 +197,14 @@ if wants examples; then
 fi
 
 # ---- 7. GPU benchmarks, ember next to PyTorch in the same run
-# W1-W6, then the probes behind W3 (attention, layer norm, dropout) and one
-# profiled W3 step, ember's kernels named one by one (bench/profile_gpt.py).
+# W1-W6 (W3 twice: cublasGemmEx and cuBLASLt), then the probes behind W3
+# (attention, layer norm, dropout) and one profiled W3 step, ember's kernels
+# named one by one (bench/profile_gpt.py).
 gpu_benchmarks() {
   local rc=0
   "$python" -m bench --device cuda || rc=1
+  # W3 again with its half-precision products through cuBLASLt (W4 times both)
+  EMBER_MATMUL_BACKEND=cublaslt "$python" -m bench --device cuda --only gpt | sed 's/"W3"/"W3 cublaslt"/' || rc=1
   "$python" -m bench.attention || rc=1
   "$python" -m bench.norm --device cuda --dtype bfloat16 || rc=1
   "$python" -m bench.dropout --device cuda || rc=1

@@ -82,3 +82,19 @@ def test_bias_gradients_flow_through_the_epilogue_path():
         grads.append([t.grad.cpu().numpy() for t in ts])
     for gc, gg in zip(*grads):
         np.testing.assert_allclose(gg, gc, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16], ids=str)
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+def test_plain_products_through_cublaslt(monkeypatch, dtype, layout):
+    # EMBER_MATMUL_BACKEND=cublaslt runs single half-precision products as one
+    # cublasLtMatmul without an epilogue (bench/matmul.py times it next to cublasGemmEx).
+    monkeypatch.setenv("EMBER_MATMUL_BACKEND", "cublaslt")
+    a, b = rand((70, 96), 11), rand((96, 40), 12)
+    a = a.t().contiguous().t() if layout[0] == "t" else a
+    b = b.t().contiguous().t() if layout[1] == "t" else b
+    check(lambda x, y: x @ y, [a, b], dtype)
+    check(lambda x, y: ember.mm(x, y) * 1.0, [a, b], dtype)
+    # Batched and odd-sized products still take cuBLAS's other calls.
+    check(lambda x, y: (x.unsqueeze(0) @ y.unsqueeze(0)).squeeze(0), [a, b], dtype)
+    check(lambda x, y: x[:, 1:] @ y[1:, :3], [a, b], dtype)
