@@ -152,6 +152,17 @@ def test_to_dtype_before_materialization_is_kept():
     assert m.weight.dtype == ember.float64
 
 
+def test_lazy_buffers_stay_placeholders_through_to():
+    # model.to(...) / .cuda() before the first forward moves the running
+    # statistics' placeholders; they must still be materialized then.
+    m = nn.LazyBatchNorm2d().double()
+    placeholder = m.running_mean
+    assert isinstance(placeholder, nn.UninitializedBuffer) and placeholder.dtype == ember.float64
+    m(ember.randn(2, 3, 4, 4, dtype=ember.float64))
+    assert m.running_mean is placeholder and m.running_mean.shape == (3,)
+    assert m.running_var.dtype == ember.float64 and not isinstance(m.running_var, nn.UninitializedBuffer)
+
+
 def test_bad_inputs():
     with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\) input to LazyConv2d"):
         nn.LazyConv2d(2, 3)(ember.randn(5, 5))

@@ -7,6 +7,7 @@ import warnings
 import ember
 from ember.nn.modules.backward_hooks import BackwardHookCall
 from ember.nn.parameter import Buffer, Parameter
+from ember.nn._uninitialized import is_lazy
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -343,7 +344,12 @@ class Module:
                     if new_grad is not param.grad:
                         param.grad.data = new_grad
         for name, buf in self._buffers.items():
-            if buf is not None:
+            if buf is None:
+                continue
+            if is_lazy(buf):  # a lazy module's placeholder stays one: only its empty data moves
+                with ember.no_grad():
+                    buf.data = fn(buf)
+            else:
                 self._buffers[name] = fn(buf)
         return self
 
