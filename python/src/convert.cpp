@@ -423,7 +423,14 @@ void init_dtype(py::module_& m) {
         if (py::isinstance<py::str>(b)) return a == Device(b.cast<std::string>());
         return false;
       })
-      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; });
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; })
+      // Pickled as its string ("cuda:1"): copy.deepcopy of a module holding devices, spawned workers.
+      .def(py::pickle([](const Device& d) { return py::make_tuple(d.str()); },
+                      [](const py::tuple& t) {
+                        EMBER_CHECK(t.size() == 1 && py::isinstance<py::str>(t[0]), ValueError,
+                                    "device: cannot unpickle ", std::string(py::repr(t)));
+                        return Device(t[0].cast<std::string>());
+                      }));
 }
 
 }  // namespace ember::python

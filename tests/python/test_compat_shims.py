@@ -108,6 +108,16 @@ def test_cpu_device_api():
     assert ember.cpu.set_device("cpu") is None
 
 
+def test_devices_pickle_and_deepcopy():
+    # copy.deepcopy(nn.DataParallel(...)) and spawned workers pickle the devices they hold.
+    import copy
+    import pickle
+    for spec in ("cpu", "cuda", "cuda:1"):
+        d = ember.device(spec)
+        for back in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d)):
+            assert back == d and back.type == d.type and back.index == d.index
+
+
 def test_cpu_device_agnostic_lookup():
     # getattr(torch, device.type) is how device-agnostic code reaches the device module.
     for name in ("cpu", "cuda"):
