@@ -130,7 +130,7 @@ for epoch in range(3):
         cls_losses.append(loss.item())
 clf.eval()
 with torch.no_grad():
-    t_ids, t_mask, t_labels = make_data(256)
+    t_ids, t_mask, t_labels = (t.to(device) for t in make_data(256))
     acc = (clf(t_ids, t_mask).argmax(-1) == t_labels).float().mean().item()
 first, last = sum(cls_losses[:5]) / 5, sum(cls_losses[-5:]) / 5
 print(f"cls loss {first:.3f} -> {last:.3f} acc {acc:.3f}")
