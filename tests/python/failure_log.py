@@ -41,6 +41,8 @@ def pytest_runtest_logreport(report):
         return
     crash = getattr(report.longrepr, "reprcrash", None)
     message = crash.message if crash is not None else str(report.longrepr)
-    message = " ".join(message.split())[:300]
+    message = " ".join(message.split())
+    if len(message) > 600:  # the start names the failure; a subprocess's own error is at the end
+        message = message[:200] + " [...] " + message[-400:]
     with open(LOG, "a") as f:  # one short append per failure: workers may write at once
         f.write(f"FAILED {report.nodeid} ({report.when}): {message}\n")
