@@ -38,8 +38,9 @@ void check_operands(const char* op, const std::vector<Tensor>& ts) {
   EMBER_CHECK(ts[0].dtype() != DType::Bool, Error, op, ": not implemented for bool tensors");
   // cuBLAS has no integer GEMM; PyTorch refuses these on CUDA too. Complex
   // products run as real products of the parts.
-  EMBER_CHECK(dev.is_cpu() || is_floating(ts[0].dtype()) || is_complex(ts[0].dtype()), NotImplementedError, op, ": not implemented for ",
-              dtype_name(ts[0].dtype()), " tensors on CUDA");
+  const DType dt = ts[0].dtype();
+  EMBER_CHECK(dev.is_cpu() || is_floating(dt) || is_complex(dt), NotImplementedError, op, ": not implemented for ",
+              dtype_name(dt), " tensors on CUDA");
 }
 
 void check_dim(const char* op, const Tensor& t, int64_t want, const char* what) {
