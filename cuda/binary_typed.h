@@ -1,8 +1,8 @@
 // The binary arithmetic and comparison kernels of one element type. Their
-// explicit instantiations are spread over cuda/binary_{float,half,int,byte}.cu so
-// that nvcc compiles them in parallel (in one file they were the build's
-// longest step); cuda/binary.cu dispatches to them. Definitions:
-// cuda/device/binary_typed.cuh.
+// explicit instantiations are spread over
+// cuda/binary_{float,half,half_number,int,byte}.cu so that nvcc compiles them
+// in parallel (in one file they were the build's longest step); cuda/binary.cu
+// dispatches to them. Definitions: cuda/device/binary_typed.cuh.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
