@@ -715,6 +715,42 @@ template <class D> void check_binary_others() {
   }
 }
 
+// A half tensor with a float number (run_half_number, cuda/binary_typed.cuh):
+// the number stays float on either side and the result rounds once, as the
+// CPU computes x * 0.1 for a half x (float32, 0.1f). The number travels as a
+// full float array here; the launcher passes it as one value on the GPU.
+template <class D> void check_half_number() {
+  std::vector<D> xs, ys;
+  binary_inputs<D>(xs, ys);
+  const Tensor x = tensor_from(xs);
+  const DType dt = x.dtype();
+  const Tensor wide = x.to(DType::Float32);
+  const std::pair<const char*, BinaryOp> ops[] = {
+      {"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div}};
+  for (const float number : {0.1f, -2.5f, 1e-3f, 3.0e4f}) {
+    const Tensor numbers = ember::full({x.numel()}, number, DType::Float32);
+    for (const auto& [name, op] : ops) {
+      const auto cpu = [op = op](const Tensor& a, const Tensor& b) {
+        switch (op) {
+          case BinaryOp::Add: return ember::add(a, b);
+          case BinaryOp::Sub: return ember::sub(a, b);
+          case BinaryOp::Mul: return ember::mul(a, b);
+          default: return ember::div(a, b);
+        }
+      };
+      const std::string what = std::string(name) + " with " + std::to_string(number) + " on " + ember::dtype_name(dt);
+      Tensor first, second;
+      bo::visit_arithmetic<float>(op, Scalar(1), [&](auto f) {
+        using F = decltype(f);
+        first = run_device<D, float, D>(dt, bo::NumberThenWidened<D, F>{f}, numbers, x);
+        second = run_device<D, D, float>(dt, bo::WidenedThenNumber<D, F>{f}, x, numbers);
+      });
+      compare<D>(first, cpu(numbers, wide).to(dt), xs, {}, "number " + what);
+      compare<D>(second, cpu(wide, numbers).to(dt), xs, {}, what + " number");
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cuda unary formulas (host emulation) match the CPU ops in every dtype",
@@ -752,6 +788,12 @@ TEST_CASE("cuda binary formulas (host emulation) match the CPU ops in every dtyp
   check_binary<int32_t>();
   check_binary<int64_t>();
   check_binary<bool>();
+}
+
+TEST_CASE("cuda half-precision arithmetic with a float number (host emulation) rounds once as the CPU does",
+          "[emulation][elementwise_emulation]") {
+  check_half_number<__half>();
+  check_half_number<__nv_bfloat16>();
 }
 
 TEST_CASE("cuda logical_not / bitwise_not / where / lerp / masked_fill formulas (host emulation) match the CPU ops",
