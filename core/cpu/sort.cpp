@@ -2,8 +2,9 @@
 // integer order is PyTorch's element order (NaN above +inf, -0.0 equal to
 // 0.0; descending flips the key's bits), paired with its position in the row.
 // Ordering (key, position) pairs sorts stably in both directions, and pairs
-// of a 32-bit key pack into one uint64 (key << 32 | position), which
-// std::sort orders with plain integer compares. Output values are read back
+// of a 32-bit key pack into one uint64 (key << 32 | position), ordered by
+// plain integer compares (std::sort) or, in long rows, by a radix sort of the
+// key half. Output values are read back
 // from the input at the sorted positions, so they are the input's exact bits
 // (NaN payloads, the sign of zero).
 //
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <ember/core/cpu/parallel.h>
@@ -79,6 +81,33 @@ struct Pairs {
   }
 };
 
+// Rows of at least this many packed pairs sort by radix (std::sort below).
+constexpr int64_t kRadixRow = int64_t{1} << 12;
+
+// Sorts packed (key << 32 | position) pairs made in position order: a stable
+// LSD radix sort on the key half, one 8-bit digit per pass, skipping digits
+// every key shares (labels below 2^16 take two passes). Stability keeps equal
+// keys in position order, so the result is std::sort's.
+void sort_packed(std::vector<uint64_t>& entries, std::vector<uint64_t>& scratch) {
+  const int64_t n = static_cast<int64_t>(entries.size());
+  if (n < kRadixRow) {
+    std::sort(entries.begin(), entries.end());
+    return;
+  }
+  uint64_t any = 0, all = ~uint64_t{0};
+  for (const uint64_t e : entries) any |= e, all &= e;
+  scratch.resize(entries.size());
+  for (int shift = 32; shift < 64; shift += 8) {
+    if ((((any ^ all) >> shift) & 0xff) == 0) continue;
+    size_t start[256] = {};
+    for (const uint64_t e : entries) ++start[(e >> shift) & 0xff];
+    size_t sum = 0;
+    for (size_t& c : start) sum += std::exchange(c, sum);
+    for (const uint64_t e : entries) scratch[start[(e >> shift) & 0xff]++] = e;
+    entries.swap(scratch);
+  }
+}
+
 // Writes a row's first `count` sorted entries as values and indices.
 template <class T, class P>
 void write_row(const std::vector<typename P::Entry>& entries, int64_t count, const T* in, T* vals, int64_t* idx) {
@@ -96,7 +125,8 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kElementwiseGrain / s
 // int64 labels) sorts as packed pairs of (key - the row's least key,
 // position), twice as fast as WidePairs; false when the row does not fit.
 template <class T>
-bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_t>& buf, T* vals, int64_t* idx) {
+bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_t>& buf,
+                     std::vector<uint64_t>& scratch, T* vals, int64_t* idx) {
   if (n > (int64_t{1} << 32)) return false;
   uint64_t lo = ~uint64_t{0}, hi = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -109,7 +139,7 @@ bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_
   for (int64_t i = 0; i < n; ++i) {
     buf[static_cast<size_t>(i)] = ((sort_key(p[i], descending) - lo) << 32) | static_cast<uint64_t>(i);
   }
-  std::sort(buf.begin(), buf.end());
+  sort_packed(buf, scratch);
   for (int64_t j = 0; j < n; ++j) {
     const int64_t i = static_cast<int64_t>(buf[static_cast<size_t>(j)] & 0xffffffffu);
     idx[j] = i;
@@ -123,14 +153,15 @@ void sort_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, bool
   using P = Pairs<T, Packed>;
   parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
     std::vector<typename P::Entry> entries(static_cast<size_t>(n));
-    std::vector<uint64_t> narrow;
+    std::vector<uint64_t> narrow, scratch;
     for (int64_t r = begin; r < end; ++r) {
       const T* p = in + r * n;
       if constexpr (!Packed) {
-        if (sort_narrow_row(p, n, descending, narrow, vals + r * n, idx + r * n)) continue;
+        if (sort_narrow_row(p, n, descending, narrow, scratch, vals + r * n, idx + r * n)) continue;
       }
       for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, descending);
-      std::sort(entries.begin(), entries.end());
+      if constexpr (Packed) sort_packed(entries, scratch);
+      else std::sort(entries.begin(), entries.end());
       write_row<T, P>(entries, n, p, vals + r * n, idx + r * n);
     }
   });

@@ -127,6 +127,23 @@ def test_ties_are_stable_both_ways(n):
     np.testing.assert_array_equal(to_numpy(ember.argsort(make(a), stable=False)), np.argsort(a, kind="stable"))
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint8, np.float32, np.float64])
+def test_long_rows_sort_stably(dtype):
+    # Rows of 4096+ packed pairs take the radix sort: ties keep input order both ways, extremes and
+    # (for floats) NaN and -0.0 sit where the short rows' std::sort puts them.
+    rng = np.random.default_rng(7)
+    a = rng.integers(-300, 300, size=(2, 20_000)).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        a[0, ::11], a[1, ::13], a[1, 5::17] = np.nan, -0.0, np.inf
+    else:
+        info = np.iinfo(dtype)
+        a[0, ::11], a[1, ::13] = info.min, info.max
+    for desc in (False, True):
+        v, i = ember.sort(make(a), dim=1, descending=desc)
+        np.testing.assert_array_equal(to_numpy(i), np_argsort(a, 1, desc))
+        np.testing.assert_array_equal(to_numpy(v), np_sort(a, 1, desc))
+
+
 @pytest.mark.parametrize("dtype", ALL + ("bfloat16",))
 def test_every_dtype_with_extremes(dtype):
     if dtype == "bfloat16":
