@@ -225,7 +225,7 @@ void matmul(const Tensor& out, const Tensor& a_in, const Tensor& b_in, double al
   cublasHandle_t handle = cublas_handle(index);
 
   const bool lt_candidate = count == 1 && beta == 0 && is_half(dtype) && nd == 2 && prefer_lt();
-  if (lt_candidate && lt_product(out, a_in, b_in, Tensor(), alpha)) return;
+  if (lt_candidate && lt_product(out, A.t, B.t, Tensor(), alpha)) return;  // operands already laid out
   if (count == 1) {  // a single product: plain GEMM, whose heuristics PyTorch's mm also gets
     EMBER_CUBLAS_CHECK(cublasGemmEx(handle, B.op, A.op, m, n, k, alpha_p, B.t.data_ptr(), dt, lda, A.t.data_ptr(), dt,
                                     ldb, beta_p, out.data_ptr(), dt, ldc, ct, CUBLAS_GEMM_DEFAULT));
