@@ -47,7 +47,9 @@ def make_data(n):
     pad_mask = torch.arange(SEQ).unsqueeze(0) >= lengths.unsqueeze(1)
     ids = ids.masked_fill(pad_mask, PAD)
     ids[:, 0] = CLS
-    labels = (start.squeeze(1) % 2)  # classification target for fine-tuning
+    # Fine-tuning's target: is the sequence's first token in the lower half of the range? Learnable
+    # in the few steps given (start's parity was not: its loss barely moved, and a run could fail).
+    labels = (start.squeeze(1) < (VOCAB + 3) // 2).long()
     return ids, pad_mask, labels
 
 
@@ -135,5 +137,5 @@ with torch.no_grad():
 first, last = sum(cls_losses[:5]) / 5, sum(cls_losses[-5:]) / 5
 print(f"cls loss {first:.3f} -> {last:.3f} acc {acc:.3f}")
 ok = (sum(mlm_losses[-5:]) < sum(mlm_losses[:5]) and last < first and math.isfinite(last)
-      and abs(sched.get_last_lr()[0]) < 1e-12)
+      and acc > 0.8 and abs(sched.get_last_lr()[0]) < 1e-12)
 print("RESULT", "ok" if ok else "bad", f"{acc:.3f}")
