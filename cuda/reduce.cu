@@ -1,6 +1,7 @@
 // CUDA reductions over a contiguous [outer, reduced, inner] block. One block
 // of threads reduces one output column (o, i) (grid-stride over columns),
-// combining in shared memory. When there are few columns and many elements
+// combining in shared memory; folds over a wide inner axis (inner >= 16)
+// take tiles of adjacent columns instead, so that loads are contiguous. When there are few columns and many elements
 // each (a full sum, or a clip_grad_norm_ over a large gradient), a first pass
 // splits every column into chunks, each block writing a partial accumulator,
 // and a second pass folds the partials: no atomics, so results are
@@ -30,12 +31,35 @@ namespace {
 
 int grid_for(int64_t blocks) { return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535); }
 
+// Wide inner axes: tiles of adjacent columns, chunked when they are too few
+// to fill the GPU, then a pass over the chunks' partials.
+template <class T, class A, class O, class Fold>
+void fold_tiles(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double scale,
+                cudaStream_t stream) {
+  const TilePlan plan = tile_plan(outer, reduced, inner);
+  const dim3 block(kTileColumns, kTileRows);
+  if (plan.chunks == 1) {
+    fold_tile_kernel<T, A, O, Fold><<<grid_for(outer * plan.tiles), block, 0, stream>>>(
+        x.data<T>(), out.data<O>(), nullptr, outer, reduced, inner, plan.tiles, plan.chunk, 1, scale);
+    EMBER_CUDA_KERNEL_CHECK();
+    return;
+  }
+  Tensor partial = empty({outer, plan.chunks, inner}, dtype_of<A>::value, x.device());
+  fold_tile_kernel<T, A, O, Fold><<<grid_for(outer * plan.tiles * plan.chunks), block, 0, stream>>>(
+      x.data<T>(), out.data<O>(), partial.data<A>(), outer, reduced, inner, plan.tiles, plan.chunk, plan.chunks, scale);
+  EMBER_CUDA_KERNEL_CHECK();
+  fold_tile_kernel<A, A, O, Fold><<<grid_for(outer * plan.tiles), block, 0, stream>>>(
+      partial.data<A>(), out.data<O>(), nullptr, outer, plan.chunks, inner, plan.tiles, plan.chunks, 1, scale);
+  EMBER_CUDA_KERNEL_CHECK();
+}
+
 // Runs Fold over the middle axis; splits long columns when there are few.
 template <class T, class A, class O, class Fold>
 void fold(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double scale) {
   cudaStream_t stream = current_cuda_stream();
   const int64_t columns = outer * inner;
   if (columns == 0) return;
+  if (inner >= kTileMinInner) return fold_tiles<T, A, O, Fold>(x, out, outer, reduced, inner, scale, stream);
   const FoldPlan plan = fold_plan(columns, reduced);
   const int64_t chunks = plan.chunks, chunk = plan.chunk;
   if (chunks == 1) {
@@ -102,6 +126,18 @@ void grad_coeff_typed(GradCoeff kind, const TensorIterator& it, double p) {
   }
 }
 
+// A sum or mean of a 16-bit input (core/ops/reduce.cpp passes it as it is):
+// read in its own type, accumulated and written in float32.
+void reduce_half(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
+  EMBER_CHECK((op == ReduceOp::Sum || op == ReduceOp::Mean) && out.dtype() == DType::Float32, Error,
+              "reduce: a ", dtype_name(x.dtype()), " input takes only sum or mean into float32 on CUDA");
+  const double scale = op == ReduceOp::Mean ? 1.0 / static_cast<double>(reduced) : 1.0;
+  dispatch_device_float(x.dtype(), "reduce", [&](auto element) {
+    using T = decltype(element);
+    fold<T, float, float, SumFold<float>>(x, out, outer, reduced, inner, scale);
+  });
+}
+
 void check_floating(const Tensor& x, const char* op) {
   EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, TypeError, op,
               ": expected a float32 or float64 input, got ", dtype_name(x.dtype()));
@@ -112,6 +148,7 @@ void check_floating(const Tensor& x, const char* op) {
 void reduce(ReduceOp op, Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t inner) {
   DeviceGuard guard(x.device().index);
   if (outer * inner == 0) return;
+  if (is_half(x.dtype())) return reduce_half(op, out, x, outer, reduced, inner);
   dispatch_math(x.dtype(), "reduce", [&](auto tag) {
     reduce_typed<typename decltype(tag)::type>(op, out, x, outer, reduced, inner);
   });

@@ -148,9 +148,14 @@ Tensor run(const char* name, const Tensor& x, const ReducedShape& r, DType in_dt
 }
 
 // A fold whose output has the input's (compute) dtype, cast to `dtype` after.
+// On the GPU a sum or mean reads a 16-bit input as it is, into float32: no
+// float32 copy of the input first (a bias gradient's sum under autocast).
 Tensor run_fold(ReduceOp op, const char* name, const Tensor& x, const ReducedShape& r, DType dtype) {
   const DType compute = compute_dtype(dtype);
-  Tensor out = run(name, x, r, compute, compute, [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
+  const bool read_half = x.device().is_cuda() && is_half(x.dtype()) && compute == DType::Float32 &&
+                         (op == ReduceOp::Sum || op == ReduceOp::Mean);
+  Tensor out = run(name, x, r, read_half ? x.dtype() : compute, compute,
+                   [op](Tensor& o, const Tensor& in, int64_t a, int64_t b, int64_t c) {
     kernel::reduce(op, o, in, a, b, c);
   });
   return compute == dtype ? out : out.to(dtype);

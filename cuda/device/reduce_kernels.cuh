@@ -3,7 +3,8 @@
 // [outer, reduced, inner] block, one block of kReduceThreads threads per
 // output column, or, for long columns with few outputs, a first pass over
 // chunks of each column writing partials and a second pass folding them
-// (fold_plan decides); var/std, logsumexp and p-norms accumulated in double,
+// (fold_plan decides); when inner is wide, tiles of adjacent columns read row
+// by row (tile_plan); var/std, logsumexp and p-norms accumulated in double,
 // split the same way (per-chunk (count, mean, M2), (max, sum of exp) or
 // partial sums, merged by a second pass); argmax/argmin; prod's backward;
 // cumsum (cumsum_plan: a thread per column, a block-wide scan per column, or
@@ -17,6 +18,7 @@
 
 #include <ember/core/int_math.h>
 #include <ember/cuda/device/block_reduce.cuh>
+#include <ember/cuda/device/dtypes.cuh>
 #include <ember/cuda/device/math.cuh>
 
 namespace ember::cuda {
@@ -83,7 +85,27 @@ __device__ A block_fold(A v) {
   return block_reduce(v, FoldOp<Fold>{}, shared);
 }
 
+// Bounds of chunk `part` of a column of `reduced` elements.
+struct ChunkRange {
+  int64_t begin, end;
+};
+__device__ inline ChunkRange chunk_range(int64_t part, int64_t chunk, int64_t reduced) {
+  const int64_t begin = part * chunk < reduced ? part * chunk : reduced;
+  return {begin, begin + chunk < reduced ? begin + chunk : reduced};
+}
+
+// A column's folded value as the output type; a mean's scale applied in A.
+template <class O, class A>
+__device__ O fold_result(A acc, double scale) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return static_cast<O>(scale == 1.0 ? acc : static_cast<A>(acc * scale));
+  } else {
+    return static_cast<O>(acc);
+  }
+}
+
 // Folds x[o, r, i] for r in each chunk of `chunk` elements; column c = o*inner + i.
+// T may be a 16-bit float (a sum or mean read as it is, A = float).
 // final: out[c] = acc * scale as O; else partial[c * chunks + part] = acc.
 template <class T, class A, class O, class Fold>
 __global__ void fold_kernel(const T* x, O* out, A* partial, int64_t columns, int64_t reduced, int64_t inner,
@@ -95,17 +117,72 @@ __global__ void fold_kernel(const T* x, O* out, A* partial, int64_t columns, int
     const int64_t end = begin + chunk < reduced ? begin + chunk : reduced;
     const T* p = x + o * reduced * inner + i;
     A acc = Fold::identity();
-    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) acc = Fold::combine(acc, static_cast<A>(p[r * inner]));
+    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {
+      acc = Fold::combine(acc, static_cast<A>(widen(p[r * inner])));
+    }
     acc = block_fold<A, Fold>(acc);
     if (threadIdx.x == 0) {
-      if (!final_pass) {
-        partial[c * chunks + part] = acc;
-      } else if constexpr (std::is_floating_point_v<A>) {
-        out[c] = static_cast<O>(scale == 1.0 ? acc : static_cast<A>(acc * scale));
-      } else {
-        out[c] = static_cast<O>(acc);
+      if (final_pass) out[c] = fold_result<O>(acc, scale);
+      else partial[c * chunks + part] = acc;
+    }
+  }
+}
+
+// ---- column folds. When the reduced axis is not the innermost one (a bias
+// gradient: the sum of a [batch, features] block over the batch), fold_kernel's
+// threads would read one column each `inner` elements apart: a memory
+// transaction per element. Here a block takes a tile of kTileColumns adjacent
+// columns and reads kTileRows rows of it at a time, so a warp's loads are one
+// contiguous run; long columns are cut into chunks (tile_plan) so that the
+// blocks fill the GPU, and a second pass folds the chunks' partials in order
+// (no atomics: deterministic).
+constexpr int kTileColumns = 32;
+constexpr int kTileRows = kReduceThreads / kTileColumns;
+constexpr int64_t kTileMinInner = 16;  // narrower: fold_kernel's strided reads waste less than idle lanes
+
+struct TilePlan {
+  int64_t tiles, chunks, chunk;
+};
+// About 1024 blocks in all (8 per SM on 128 SMs), no chunk under 256 rows.
+inline TilePlan tile_plan(int64_t outer, int64_t reduced, int64_t inner) {
+  const int64_t tiles = (inner + kTileColumns - 1) / kTileColumns;
+  const int64_t blocks = outer * tiles;
+  int64_t chunks = blocks >= 1024 ? 1 : 1024 / blocks;
+  const int64_t most = reduced / 256;
+  chunks = chunks < most ? chunks : most;
+  chunks = chunks > 1 ? chunks : 1;
+  const int64_t chunk = (reduced + chunks - 1) / chunks;
+  return {tiles, chunks, chunk > 0 ? chunk : 1};
+}
+
+// Block (kTileColumns, kTileRows) b folds chunk b % chunks of tile b / chunks
+// (tile t of outer index o: b / chunks = o * tiles + t). With partial null it
+// writes out[o * inner + i]; else partial[(o * chunks + part) * inner + i],
+// an [outer, chunks, inner] block the second pass folds over its middle axis.
+template <class T, class A, class O, class Fold>
+__global__ void fold_tile_kernel(const T* x, O* out, A* partial, int64_t outer, int64_t reduced, int64_t inner,
+                                 int64_t tiles, int64_t chunk, int64_t chunks, double scale) {
+  __shared__ A rows[kTileRows][kTileColumns];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t b = blockIdx.x; b < outer * tiles * chunks; b += gridDim.x) {
+    const int64_t part = b % chunks, o = b / chunks / tiles;
+    const int64_t i = b / chunks % tiles * kTileColumns + tx;
+    A acc = Fold::identity();
+    if (i < inner) {
+      const ChunkRange k = chunk_range(part, chunk, reduced);
+      const T* p = x + o * reduced * inner + i;
+      for (int64_t r = k.begin + ty; r < k.end; r += kTileRows) {
+        acc = Fold::combine(acc, static_cast<A>(widen(p[r * inner])));
       }
     }
+    rows[ty][tx] = acc;
+    __syncthreads();
+    if (ty == 0 && i < inner) {
+      for (int y = 1; y < kTileRows; ++y) acc = Fold::combine(acc, rows[y][tx]);
+      if (partial == nullptr) out[o * inner + i] = fold_result<O>(acc, scale);
+      else partial[(o * chunks + part) * inner + i] = acc;
+    }
+    __syncthreads();  // the next tile reuses rows
   }
 }
 
@@ -115,15 +192,6 @@ __global__ void fold_kernel(const T* x, O* out, A* partial, int64_t columns, int
 // else a per-chunk partial that a second pass combines (one block per column,
 // partials in chunk order, so the result is deterministic): for long columns
 // with few outputs (a full var, norm or logsumexp; fold_plan decides).
-
-// Bounds of chunk `part` of a column of `reduced` elements.
-struct ChunkRange {
-  int64_t begin, end;
-};
-__device__ inline ChunkRange chunk_range(int64_t part, int64_t chunk, int64_t reduced) {
-  const int64_t begin = part * chunk < reduced ? part * chunk : reduced;
-  return {begin, begin + chunk < reduced ? begin + chunk : reduced};
-}
 
 // Two passes over the chunk (its mean, then squared deviations from it).
 // Partials: partial[3 * (c * chunks + part) + {0, 1, 2}] = (count, mean, M2).

@@ -3,8 +3,9 @@
 // (core/cpu/reduce*.cpp): sum/mean/prod/max/min/all/any through the
 // single-block path and the two-pass split path for long columns
 // (fold_plan), var/std, logsumexp, p-norms, argmax/argmin (ties to the lower
-// index, NaN first), prod's backward and cumsum; strided (inner > 1) and empty
-// columns, fewer blocks than columns (grid-stride loops), NaN and infinities.
+// index, NaN first), prod's backward and cumsum; strided (inner > 1), tiled
+// (inner >= kTileMinInner) and empty columns, fewer blocks than columns
+// (grid-stride loops), NaN and infinities.
 #include <ember/core/cpu/reduce.h>
 #include <ember/core/tensor.h>
 
@@ -22,9 +23,35 @@ namespace kc = ember::cuda;
 
 unsigned small_grid(int64_t blocks) { return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(blocks, 5))); }
 
-// cuda/reduce.cu's fold(): one pass, or partials then a second pass.
+// cuda/reduce.cu's fold_tiles(): tiles of adjacent columns, in one pass or
+// chunk partials then a second pass.
+template <class T, class A, class O, class Fold>
+void emulated_fold_tiles(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double scale) {
+  const kc::TilePlan plan = kc::tile_plan(outer, reduced, inner);
+  const dim3 block(kc::kTileColumns, kc::kTileRows);
+  if (plan.chunks == 1) {
+    launch(small_grid(outer * plan.tiles), block, 0, [&] {
+      kc::fold_tile_kernel<T, A, O, Fold>(ptr<T>(x), ptr<O>(out), nullptr, outer, reduced, inner, plan.tiles,
+                                          plan.chunk, 1, scale);
+    });
+    return;
+  }
+  std::unique_ptr<A[]> partial(new A[static_cast<size_t>(outer * plan.chunks * inner)]);
+  launch(small_grid(outer * plan.tiles * plan.chunks), block, 0, [&] {
+    kc::fold_tile_kernel<T, A, O, Fold>(ptr<T>(x), ptr<O>(out), partial.get(), outer, reduced, inner, plan.tiles,
+                                        plan.chunk, plan.chunks, scale);
+  });
+  launch(small_grid(outer * plan.tiles), block, 0, [&] {
+    kc::fold_tile_kernel<A, A, O, Fold>(partial.get(), ptr<O>(out), nullptr, outer, plan.chunks, inner, plan.tiles,
+                                        plan.chunks, 1, scale);
+  });
+}
+
+// cuda/reduce.cu's fold(): tiles for a wide inner axis; else one pass, or
+// partials then a second pass.
 template <class T, class A, class O, class Fold>
 void emulated_fold(const Tensor& x, Tensor& out, int64_t outer, int64_t reduced, int64_t inner, double scale) {
+  if (inner >= kc::kTileMinInner) return emulated_fold_tiles<T, A, O, Fold>(x, out, outer, reduced, inner, scale);
   const int64_t columns = outer * inner;
   const kc::FoldPlan plan = kc::fold_plan(columns, reduced);
   if (plan.chunks == 1) {
@@ -60,7 +87,9 @@ void fold_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::p
   using A = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
   const DType dt = dtype_of_v<T>;
   INFO("fold outer " << outer << " reduced " << reduced << " inner " << inner << " chunks "
-                     << kc::fold_plan(outer * inner, reduced).chunks << " " << ember::dtype_name(dt));
+                     << (inner >= kc::kTileMinInner ? kc::tile_plan(outer, reduced, inner).chunks
+                                                    : kc::fold_plan(outer * inner, reduced).chunks)
+                     << " " << ember::dtype_name(dt));
   const int64_t columns = outer * inner;
   const Tensor x = input<T>(outer, reduced, inner, static_cast<unsigned>(reduced), specials, 3.0);
   const bool fp = std::is_floating_point_v<T>;
@@ -83,6 +112,24 @@ void fold_case(int64_t outer, int64_t reduced, int64_t inner, std::vector<std::p
   check(ReduceOp::Min, [&](Tensor& o) { emulated_fold<T, T, T, kc::ExtremeFold<T, false>>(x, o, outer, reduced, inner, 1.0); }, "min");
   check(ReduceOp::All, [&](Tensor& o) { emulated_fold<T, bool, bool, kc::LogicalFold<true>>(x, o, outer, reduced, inner, 1.0); }, "all");
   check(ReduceOp::Any, [&](Tensor& o) { emulated_fold<T, bool, bool, kc::LogicalFold<false>>(x, o, outer, reduced, inner, 1.0); }, "any");
+}
+
+// A 16-bit input's sum and mean (cuda/reduce.cu's reduce_half): read as it
+// is, accumulated and written in float32, as the CPU sums its float32 copy.
+template <class H>
+void half_fold_case(DType dt, int64_t outer, int64_t reduced, int64_t inner) {
+  INFO(ember::dtype_name(dt) << " fold outer " << outer << " reduced " << reduced << " inner " << inner);
+  const int64_t columns = outer * inner;
+  const Tensor x = tensor_of(normal_values(static_cast<size_t>(outer * reduced * inner), 2.0, 7),
+                             {outer, reduced, inner}, dt);
+  const Tensor wide = x.to(DType::Float32);
+  for (const bool mean : {false, true}) {
+    const double scale = mean ? 1.0 / static_cast<double>(reduced) : 1.0;
+    Tensor got = nan_tensor({columns}, DType::Float32), want = nan_tensor({columns}, DType::Float32);
+    ember::cpu::reduce(mean ? ReduceOp::Mean : ReduceOp::Sum, want, wide, outer, reduced, inner);
+    emulated_fold<H, float, float, kc::SumFold<float>>(x, got, outer, reduced, inner, scale);
+    require_close(values_of(got), values_of(want), 1e-4, 1e-4 * std::sqrt(double(reduced)), mean ? "mean" : "sum");
+  }
 }
 
 template <class T>
@@ -276,6 +323,9 @@ TEST_CASE("reduction folds (host emulation): one pass and two passes, against th
   REQUIRE(kc::fold_plan(1, 20000).chunks == 5);  // the split path is taken below
   REQUIRE(kc::fold_plan(6, 9000).chunks == 3);
   REQUIRE(kc::fold_plan(600, 9000).chunks == 1);
+  REQUIRE(kc::tile_plan(1, 3000, 40).chunks == 11);  // tiles: chunked, and in one pass
+  REQUIRE(kc::tile_plan(3, 100, 17).chunks == 1);
+  REQUIRE(kc::tile_plan(1, 8192, 768).chunks == 32);  // a bias gradient's sum: 24 tiles x 32 chunks
   fold_case<float>(3, 5, 1);
   fold_case<float>(2, 1000, 3);
   fold_case<float>(1, 20000, 1, {{12345, 0.0}});
@@ -284,6 +334,19 @@ TEST_CASE("reduction folds (host emulation): one pass and two passes, against th
   fold_case<int64_t>(2, 513, 3);
   fold_case<int32_t>(1, 17000, 1);
   fold_case<float>(2, 300, 1, {{5, INFINITY}, {310, -INFINITY}, {311, NAN}});
+  // Wide inner axes: tiles of adjacent columns (a partial last tile), in one
+  // pass or chunked (the last chunk shorter), NaN and infinities in a column.
+  fold_case<float>(3, 100, 17);
+  fold_case<float>(1, 3000, 40, {{7 * 40 + 33, NAN}, {2999 * 40 + 1, INFINITY}});
+  fold_case<double>(2, 1100, 16);
+  fold_case<int64_t>(1, 700, 33);
+  fold_case<int32_t>(2, 300, 64);
+  fold_case<double>(2, 0, 20);  // empty columns: the identity
+  half_fold_case<__nv_bfloat16>(DType::BFloat16, 1, 3000, 40);  // 16-bit inputs, tiled and strided
+  half_fold_case<__half>(DType::Float16, 2, 500, 24);
+  half_fold_case<__nv_bfloat16>(DType::BFloat16, 3, 9000, 1);
+  half_fold_case<__half>(DType::Float16, 2, 300, 3);
+  prod_case<float>(1, 600, 20);
   prod_case<float>(2, 700, 3);
   prod_case<double>(1, 10000, 1);
   prod_case<int64_t>(3, 40, 1);

@@ -1,9 +1,11 @@
 """The CUDA reductions' paths for long columns against the CPU: var/std,
 logsumexp and p-norms of millions of elements split over many blocks (a
 per-block partial, then a merge), cumsum as a block-wide scan per column and
-as chunk sums plus per-chunk scans, and nonzero over a long mask (its tile
-counts prefix-summed by that cumsum). cuda/device/reduce_kernels.cuh's
-fold_plan and cumsum_plan pick the paths; these sizes take the split ones.
+as chunk sums plus per-chunk scans, nonzero over a long mask (its tile
+counts prefix-summed by that cumsum), and folds over a wide inner axis (a
+bias gradient's sum over the batch), in 16-bit types too.
+cuda/device/reduce_kernels.cuh's fold_plan, tile_plan and cumsum_plan pick
+the paths; these sizes take the split and tiled ones.
 
 Every test needs a CUDA GPU and skips, saying why, without one. Float results
 are compared with a small tolerance (the GPU adds in another order); integer
@@ -135,3 +137,49 @@ def test_nonzero_long_mask():
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     m = ember.rand(2000, 3000) < 0.01
     np.testing.assert_array_equal(ember.nonzero(m.cuda()).cpu().numpy(), ember.nonzero(m).numpy())
+
+
+# Folds over a wide inner axis (inner >= 16: tiles of adjacent columns, chunked
+# when they are few), and 16-bit sums and means read as they are.
+WIDE = [((8192, 768), (0,)), ((4, 3000, 40), (1,)), ((2, 5, 17), (1,)), ((6, 1000, 33), (0, 1)), ((300, 16), (0,))]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.bfloat16])
+@pytest.mark.parametrize("shape,dims", WIDE)
+def test_folds_over_a_wide_inner_axis(dtype, shape, dims):
+    ember.manual_seed(8)
+    x = ember.randn(*shape).to(dtype)
+    x.view(-1)[123] = float("nan")  # one column's NaN reaches its result only
+    g = x.cuda()
+    rtol = rtol_of(dtype) * (10 if dtype.itemsize == 2 else 1)
+    for op in [ember.sum, ember.mean, ember.amax, ember.amin]:
+        got, want = op(g, dims), op(x, dims)
+        assert got.dtype == want.dtype == dtype, op.__name__
+        close(got, want, rtol)
+    close(ember.sum(g, dims, dtype=ember.float32), ember.sum(x, dims, dtype=ember.float32), rtol_of(ember.float32) * 10)
+    close(ember.any(g > 2, dims[0]), ember.any(x > 2, dims[0]), 0)
+    close(ember.all(g > -3, dims[0]), ember.all(x > -3, dims[0]), 0)
+    close(ember.prod(1 + g / 100, dims[0]), ember.prod(1 + x / 100, dims[0]), rtol)
+
+
+@pytest.mark.parametrize("dtype", [ember.int64, ember.int32, ember.uint8])
+def test_integer_folds_over_a_wide_inner_axis_exact(dtype):
+    x = ember.randint(0, 50, (5000, 70)).to(dtype)
+    for op in [ember.sum, ember.amax, ember.amin]:
+        np.testing.assert_array_equal(as_np(op(x.cuda(), (0,))), as_np(op(x, (0,))))
+
+
+def test_bias_gradient_under_autocast():
+    # A linear layer's bias gradient is a sum of the bfloat16 output gradient
+    # over the batch: the 16-bit tiled path.
+    ember.manual_seed(9)
+    layer = ember.nn.Linear(64, 768)
+    x = ember.randn(8, 1024, 64)
+    gpu = ember.nn.Linear(64, 768).cuda()
+    gpu.load_state_dict(layer.state_dict())
+    with ember.autocast("cuda", dtype=ember.bfloat16):
+        gpu(x.cuda()).float().square().mean().backward()
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        layer(x).float().square().mean().backward()
+    assert gpu.bias.grad.dtype == ember.float32
+    close(gpu.bias.grad, layer.bias.grad, 2e-2)
