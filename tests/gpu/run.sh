@@ -32,18 +32,19 @@
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_27_x86_64 -d .whl scipy-openblas32==0.3.34.481.3
 # Environment: OUT, PYTHON (python3), JOBS (nproc), PYTEST_WORKERS (JOBS, at
-# most 8; used when pytest-xdist is installed), EMBER_CUDA_ARCHS (90),
+# most 12; used when pytest-xdist is installed), EMBER_CUDA_ARCHS (90),
 # EMBER_CXX (/usr/bin/g++), EMBER_GPU_STRICT (1), STEPS (the steps to run,
 # default "cpp suite examples bench"; the build always runs and is a no-op
 # when build/gpu is current), and the seconds each test step may run:
 # STEP_TIMEOUT_<step> for one, else STEP_TIMEOUT for all, else the defaults
-# below. On the H200 (2026-11-30, 8 pytest workers) a fresh build took 111 s,
-# the C++ tests 12, the CUDA tests 46, 96% of the suite 200, the examples 15
-# and the benchmarks about 150, so the whole script needs about 560 s, close
-# to one 10-minute call of the device tool:
+# below. On the H200 (2026-11-30, 12 pytest workers on 16 cores) a fresh
+# build took 75 s, the C++ tests 7, the whole suite 175, the examples 11 and
+# the benchmarks about 150 (with 8 workers the suite ran past 200 s), so the
+# whole script needs about 430 s, within one 10-minute call of the device tool:
 #   tests/gpu/run.sh        (device tool: carry .whl, timeout_s 590)
 # Where that is too long, split it over two calls: STEPS="cpp suite", then
-# STEPS="examples bench" (the second call builds again).
+# STEPS="examples bench" (a call on a machine still warm reuses build/gpu;
+# a fresh one builds again).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -119,7 +120,7 @@ fi
 pytest_workers=()
 pytest_env=()
 if "$python" -c "import xdist" 2>/dev/null; then
-  workers=${PYTEST_WORKERS:-$(( jobs < 8 ? jobs : 8 ))}
+  workers=${PYTEST_WORKERS:-$(( jobs < 12 ? jobs : 12 ))}
   pytest_workers=(-n "$workers" --dist load)
   threads=$(( jobs / workers > 0 ? jobs / workers : 1 ))
   pytest_env=(env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads")
