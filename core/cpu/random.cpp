@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
+#include <ember/core/cpu/fast_math.h>
 #include <ember/core/cpu/parallel.h>
 
 namespace ember::cpu {
@@ -21,6 +23,20 @@ inline double unit53(uint32_t hi, uint32_t lo) {
 }
 inline double unit32(uint32_t w) { return static_cast<double>(w) * (1.0 / 4294967296.0); }
 
+// Counter blocks are drawn a batch at a time into a buffer, then the batch's
+// elements are made in a plain loop (no per-block branches), which the
+// compiler can unroll or vectorize.
+constexpr int64_t kBlocksPerBatch = 64;
+constexpr int kPairsPerBatch = 2 * kBlocksPerBatch;  // normal float32: two pairs per block
+
+// The words of counter blocks [j0, j1), in order, into words[0, 4 * (j1 - j0)).
+inline void draw_blocks(const PhiloxStream& s, int64_t j0, int64_t j1, uint32_t* words) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const auto w = s.block(static_cast<uint64_t>(j));
+    std::memcpy(words + 4 * (j - j0), w.data(), sizeof w);
+  }
+}
+
 // Calls f(i, w) for every element i < n, where w points at the element's
 // `words` words inside its counter block. Blocks run in parallel.
 template <class F>
@@ -28,12 +44,13 @@ void for_each_element(int64_t n, int words, const PhiloxStream& s, F f) {
   const int per_block = 4 / words;
   const int64_t nblocks = static_cast<int64_t>(blocks_for(n, words));
   parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) {
-      const auto w = s.block(static_cast<uint64_t>(j));
-      for (int q = 0; q < per_block; ++q) {
-        const int64_t i = j * per_block + q;
-        if (i < n) f(i, w.data() + q * words);
-      }
+    uint32_t buffer[4 * kBlocksPerBatch];
+    for (int64_t j0 = b; j0 < e; j0 += kBlocksPerBatch) {
+      const int64_t j1 = std::min(e, j0 + kBlocksPerBatch);
+      draw_blocks(s, j0, j1, buffer);
+      const int64_t first = j0 * per_block;
+      const int64_t count = std::min<int64_t>((j1 - j0) * per_block, n - first);
+      for (int64_t t = 0; t < count; ++t) f(first + t, buffer + t * words);
     }
   });
 }
@@ -53,6 +70,53 @@ void by_float_dtype(const Tensor& out, const char* op, F f) {
       throw Error(str(op, ": expected a floating point tensor, got ", dtype_name(out.dtype())));
     } else {
       f(tag);
+    }
+  });
+}
+
+// sin and cos of 2 pi u for u in [0, 1), without libm: u is v = 4u quarter
+// turns, q = round(v) of them exactly and the rest, v - q in [-1/2, 1/2] (also
+// exact), as an angle in [-pi/4, pi/4]; a polynomial there (about 1 ulp),
+// then a rotation by q quarter turns. Branch-free, so the loop vectorizes.
+inline void sincos_turns(float u, float& sine, float& cosine) {
+  const float v = 4.0f * u;
+  const float q = std::floor(v + 0.5f);
+  const float x = 1.57079632679489662f * (v - q);
+  const float x2 = x * x;
+  const float s = x + x * x2 * (-1.6666654611e-1f + x2 * (8.3321608736e-3f + x2 * -1.9515295891e-4f));
+  const float c = 1.0f - 0.5f * x2 +
+                  x2 * x2 * (4.166664568298827e-2f + x2 * (-1.388731625493765e-3f + x2 * 2.443315711809948e-5f));
+  const int32_t k = static_cast<int32_t>(q);  // sin(x + k pi/2), cos(x + k pi/2)
+  const float s_rot = (k & 1) ? c : s, c_rot = (k & 1) ? s : c;
+  sine = (k & 2) ? -s_rot : s_rot;
+  cosine = ((k + 1) & 2) ? -c_rot : c_rot;
+}
+
+// normal_ for float32 and the half types: the stream layout of normal() (two
+// pairs per counter block), drawn a batch of blocks at a time: the words
+// first, then Box-Muller in a loop the compiler vectorizes (fast::log,
+// sincos_turns), where libm's scalar logf, cosf and sinf took most of the time.
+template <class T>
+void normal_single(T* p, int64_t n, double mean, double std, const PhiloxStream& s) {
+  const int64_t nblocks = static_cast<int64_t>(blocks_for(n + (n & 1), 1));
+  parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
+    uint32_t words[4 * kBlocksPerBatch];  // pair k: words 2k (u1) and 2k + 1 (u2)
+    float z[2 * kPairsPerBatch];
+    for (int64_t j0 = b; j0 < e; j0 += kBlocksPerBatch) {
+      const int64_t j1 = std::min(e, j0 + kBlocksPerBatch);
+      draw_blocks(s, j0, j1, words);
+      const int pairs = static_cast<int>(2 * (j1 - j0));
+      for (int k = 0; k < pairs; ++k) {
+        const float u1 = static_cast<float>(unit24(words[2 * k])), u2 = static_cast<float>(unit24(words[2 * k + 1]));
+        const float r = std::sqrt(-2.0f * fast::log(1.0f - u1));  // 1 - u1 is in (0, 1]
+        float sine, cosine;
+        sincos_turns(u2, sine, cosine);
+        z[2 * k] = r * cosine;
+        z[2 * k + 1] = r * sine;
+      }
+      const int64_t first = 4 * j0;  // pair 2 * j0's first element
+      const int64_t count = std::min<int64_t>(2 * pairs, n - first);
+      for (int64_t t = 0; t < count; ++t) p[first + t] = store_float<T>(std::fma(std, static_cast<double>(z[t]), mean));
     }
   });
 }
@@ -82,30 +146,26 @@ void uniform(Tensor& out, double from, double to, const PhiloxStream& s) {
 void normal(Tensor& out, double mean, double std, const PhiloxStream& s) {
   by_float_dtype(out, "normal_", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // compute type
     T* p = out.data<T>();
     const int64_t n = out.numel();
-    const int words = uniform_words(out.dtype());
-    const int pairs_per_block = words == 1 ? 2 : 1;
-    // Box-Muller on pairs (2k, 2k+1): pair k takes words [2k * words, 2(k+1) * words)
-    // and gives r cos(theta) to element 2k and r sin(theta) to element 2k + 1.
-    const int64_t nblocks = static_cast<int64_t>(blocks_for(n + (n & 1), words));
-    parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; ++j) {
-        const auto w = s.block(static_cast<uint64_t>(j));
-        for (int q = 0; q < pairs_per_block; ++q) {
-          const int64_t i = 2 * (j * pairs_per_block + q);
-          if (i >= n) break;
-          const uint32_t* pw = w.data() + q * 2 * words;
-          const C u1 = static_cast<C>(words == 2 ? unit53(pw[0], pw[1]) : unit24(pw[0]));
-          const C u2 = static_cast<C>(words == 2 ? unit53(pw[2], pw[3]) : unit24(pw[1]));
-          const C r = std::sqrt(C(-2) * std::log(C(1) - u1));  // 1 - u1 is in (0, 1]
-          const C theta = C(2 * M_PI) * u2;
-          p[i] = store_float<T>(std::fma(std, static_cast<double>(r * std::cos(theta)), mean));
-          if (i + 1 < n) p[i + 1] = store_float<T>(std::fma(std, static_cast<double>(r * std::sin(theta)), mean));
+    if constexpr (!std::is_same_v<T, double>) {
+      normal_single(p, n, mean, std, s);
+    } else {
+      // Box-Muller on pairs (2k, 2k+1): pair k takes the 53-bit uniforms of
+      // counter block k and gives r cos(theta) to element 2k, r sin(theta) to 2k + 1.
+      const int64_t nblocks = static_cast<int64_t>(blocks_for(n + (n & 1), 2));
+      parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
+        for (int64_t j = b; j < e; ++j) {
+          const auto w = s.block(static_cast<uint64_t>(j));
+          const int64_t i = 2 * j;
+          const double u1 = unit53(w[0], w[1]), u2 = unit53(w[2], w[3]);
+          const double r = std::sqrt(-2.0 * std::log(1.0 - u1));  // 1 - u1 is in (0, 1]
+          const double theta = 2 * M_PI * u2;
+          p[i] = std::fma(std, r * std::cos(theta), mean);
+          if (i + 1 < n) p[i + 1] = std::fma(std, r * std::sin(theta), mean);
         }
-      }
-    });
+      });
+    }
   });
 }
 
