@@ -39,14 +39,6 @@ std::optional<DType> to_optional_dtype(py::handle obj) {
   return to_dtype(obj);
 }
 
-Device to_device(py::handle obj, Device dflt) {
-  if (obj.is_none()) return dflt;
-  if (py::isinstance<Device>(obj)) return obj.cast<Device>();
-  if (py::isinstance<py::str>(obj)) return Device(obj.cast<std::string>());
-  if (py::isinstance<py::int_>(obj)) return Device(DeviceType::CUDA, obj.cast<int>());
-  throw TypeError(str("expected a device such as 'cpu' or 'cuda:0', got ", std::string(py::repr(obj))));
-}
-
 namespace {
 // A Python int as int64, or an error naming the op when it does not fit.
 int64_t to_int64(py::handle obj, const char* op) {
@@ -59,6 +51,20 @@ int64_t to_int64(py::handle obj, const char* op) {
   return v;
 }
 }  // namespace
+
+Device to_device(py::handle obj, Device dflt) {
+  if (obj.is_none()) return dflt;
+  if (py::isinstance<Device>(obj)) return obj.cast<Device>();
+  if (py::isinstance<py::str>(obj)) return Device(obj.cast<std::string>());
+  // A bare int is a CUDA index, as in PyTorch; a bool is not an index.
+  if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
+    const int64_t index = to_int64(obj, "device");
+    EMBER_CHECK(index >= 0 && index <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ",
+                index);
+    return Device(DeviceType::CUDA, static_cast<int>(index));
+  }
+  throw TypeError(str("expected a device such as 'cpu' or 'cuda:0', got ", std::string(py::repr(obj))));
+}
 
 Scalar to_scalar(py::handle obj, const char* op) {
   EMBER_CHECK(!PyComplex_Check(obj.ptr()), TypeError, op,

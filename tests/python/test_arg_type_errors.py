@@ -163,6 +163,20 @@ def test_device_from_an_index_is_cuda():
         ember.device(-1)
 
 
+@pytest.mark.parametrize("make", [lambda d: ember.zeros(2, device=d), lambda d: ember.zeros(2).to(d),
+                                  lambda d: ember.tensor([1.0], device=d)])
+def test_device_arguments_refuse_negative_indices(make):
+    # device=-1 names the index, rather than saying that there is no GPU.
+    with pytest.raises(ValueError, match="device: the index must be a non-negative int32, got -1"):
+        make(-1)
+
+
+@pytest.mark.parametrize("make", [lambda d: ember.zeros(2, device=d), lambda d: ember.tensor([1.0], device=d)])
+def test_device_arguments_refuse_bools(make):
+    with pytest.raises(TypeError, match="expected a device such as 'cpu' or 'cuda:0', got True"):
+        make(True)  # not the index 1
+
+
 def test_int64_overflow_is_named():
     assert x[:2 ** 70].shape == (3, 4)  # slice bounds clamp, as Python's
     assert x[-2 ** 70:].shape == (3, 4)
