@@ -83,6 +83,37 @@ bool transposed_layout(const Tensor& dst, const Tensor& src) {
          src.stride(nd - 2) == 1 && src.stride(nd - 1) > 1 && src.size(nd - 2) > 1 && dst.numel() >= 4096;
 }
 
+// dst (contiguous) = src whose last dim is a short broadcast (stride 0, 2 to
+// 4 elements) of a contiguous block: x.unsqueeze(-1).expand(..., k), as
+// repeat_interleave with a small int count makes. Each source element is
+// written k times in a row; the iterator's per-row cost dominated rows this
+// short (from 8 elements on, the iterator is as fast).
+template <class B, int K>
+void repeat_each(B* dst, const B* src, int64_t n, int64_t k) {
+  const int64_t reps = K > 0 ? K : k;  // K: a count known at compile time
+  parallel_for(0, n, std::max<int64_t>(1, kElementwiseGrain / reps), [dst, src, reps](int64_t b, int64_t e) {
+    B* const o = dst;  // locals: stores through o cannot change them
+    const B* const s = src;
+    for (int64_t i = b; i < e; ++i) {
+      const B v = s[i];
+      for (int64_t j = 0; j < reps; ++j) o[i * reps + j] = v;
+    }
+  });
+}
+
+bool repeated_layout(const Tensor& dst, const Tensor& src) {
+  const int64_t nd = src.dim();
+  if (nd < 2 || dst.dtype() != src.dtype() || !dst.is_contiguous() || dst.shape() != src.shape()) return false;
+  const int64_t k = src.size(nd - 1);
+  if (src.stride(nd - 1) != 0 || k < 2 || dst.numel() < 4096) return false;
+  int64_t expected = 1;  // the leading dims: one contiguous block
+  for (int64_t d = nd - 2; d >= 0; --d) {
+    if (src.size(d) != 1 && src.stride(d) != expected) return false;
+    expected *= src.size(d);
+  }
+  return true;
+}
+
 }  // namespace
 
 void copy(Tensor& dst, const Tensor& src) {
@@ -96,6 +127,18 @@ void copy(Tensor& dst, const Tensor& src) {
       using B = decltype(tag);
       transposed_copy(static_cast<B*>(dst.data_ptr()), static_cast<const B*>(src.data_ptr()), src.shape(),
                       src.strides());
+    });
+  }
+  if (repeated_layout(dst, src)) {
+    return dispatch_size(dst.element_size(), [&](auto tag) {
+      using B = decltype(tag);
+      const int64_t k = src.size(src.dim() - 1), n = dst.numel() / k;
+      auto* out = static_cast<B*>(dst.data_ptr());
+      const auto* in = static_cast<const B*>(src.data_ptr());
+      if (k == 2) return repeat_each<B, 2>(out, in, n, k);
+      if (k == 3) return repeat_each<B, 3>(out, in, n, k);
+      if (k == 4) return repeat_each<B, 4>(out, in, n, k);
+      return repeat_each<B, 0>(out, in, n, k);
     });
   }
   dispatch(dst.dtype(), "copy_", [&](auto dtag) {

@@ -266,6 +266,22 @@ def test_contiguous_copy_of_transposed_views(dtype, shape):
                                   nchw.numpy().transpose(0, 2, 3, 1))  # NCHW -> NHWC
 
 
+@pytest.mark.parametrize("dtype", [ember.bool, ember.float16, ember.float32, ember.int64, ember.complex128])
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 300])
+def test_contiguous_copy_of_a_repeated_last_dim(dtype, k):
+    # x.unsqueeze(-1).expand(..., k): the CPU writes each element k times in a row (every element
+    # size; a view with an offset; size-1 leading dims); a leading dim that is not contiguous
+    # takes the general path.
+    base = (ember.randn(2, 3, 1, 5000) * 3).to(dtype)[1:]  # a storage offset
+    want = np.repeat(base.numpy()[..., None], k, axis=-1)
+    got = base.unsqueeze(-1).expand(*base.shape, k).contiguous()
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(ember.repeat_interleave(base, k, dim=-1).numpy(), want.reshape(1, 3, 1, -1))
+    strided = base[:, ::2]
+    np.testing.assert_array_equal(strided.unsqueeze(-1).expand(*strided.shape, k).contiguous().numpy(),
+                                  np.repeat(strided.numpy()[..., None], k, axis=-1))
+
+
 def test_copy_from_an_overlapping_view_reads_the_original_values():
     z = ember.arange(10000, dtype=ember.float32).reshape(100, 100)
     want = z.numpy().T.copy()
