@@ -8,8 +8,9 @@
 // deterministic. var/std, norm and logsumexp split the same way (their
 // partials are in double). cumsum scans a column per block (or chunks of it,
 // each starting from the sum of the chunks before) unless there are many
-// short columns. 16-bit inputs never arrive (the front-end converts them to
-// float32), so float32 accumulates in float and float64 in double (cumsum,
+// short columns. 16-bit inputs arrive only for sum and mean (read as they
+// are, accumulated in float32); the front-end converts them to float32 for
+// every other op. float32 accumulates in float and float64 in double (cumsum,
 // var, norm and logsumexp: in double); integers in int64, wrapping around on
 // overflow as on the CPU.
 // The kernels and the plans choosing a path are in

@@ -143,13 +143,17 @@ constexpr int64_t kTileMinInner = 16;  // narrower: fold_kernel's strided reads 
 struct TilePlan {
   int64_t tiles, chunks, chunk;
 };
-// About 1024 blocks in all (8 per SM on 128 SMs), no chunk under 256 rows.
+constexpr int64_t kTileLongestChunk = 4096;  // rows: at most 512 additions in a row per thread
+// About 1024 blocks in all (8 per SM on 128 SMs), no chunk under 256 rows,
+// and none over kTileLongestChunk, so that a long float32 sum is not one
+// long sequential sum per thread.
 inline TilePlan tile_plan(int64_t outer, int64_t reduced, int64_t inner) {
   const int64_t tiles = (inner + kTileColumns - 1) / kTileColumns;
   const int64_t blocks = outer * tiles;
   int64_t chunks = blocks >= 1024 ? 1 : 1024 / blocks;
-  const int64_t most = reduced / 256;
+  const int64_t most = reduced / 256, least = (reduced + kTileLongestChunk - 1) / kTileLongestChunk;
   chunks = chunks < most ? chunks : most;
+  chunks = chunks > least ? chunks : least;
   chunks = chunks > 1 ? chunks : 1;
   const int64_t chunk = (reduced + chunks - 1) / chunks;
   return {tiles, chunks, chunk > 0 ? chunk : 1};

@@ -326,6 +326,7 @@ TEST_CASE("reduction folds (host emulation): one pass and two passes, against th
   REQUIRE(kc::tile_plan(1, 3000, 40).chunks == 11);  // tiles: chunked, and in one pass
   REQUIRE(kc::tile_plan(3, 100, 17).chunks == 1);
   REQUIRE(kc::tile_plan(1, 8192, 768).chunks == 32);  // a bias gradient's sum: 24 tiles x 32 chunks
+  REQUIRE(kc::tile_plan(2000, 10000, 32).chunks == 3);  // enough blocks, but no chunk over 4096 rows
   fold_case<float>(3, 5, 1);
   fold_case<float>(2, 1000, 3);
   fold_case<float>(1, 20000, 1, {{12345, 0.0}});
