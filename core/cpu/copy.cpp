@@ -116,21 +116,21 @@ bool repeated_layout(const Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
-void copy(Tensor& dst, const Tensor& src) {
-  if (dst.numel() == 0) return;
+bool copy_layout(Tensor& dst, const Tensor& src) {
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size());
-    return;
+    return true;
   }
   if (transposed_layout(dst, src)) {
-    return dispatch_size(dst.element_size(), [&](auto tag) {
+    dispatch_size(dst.element_size(), [&](auto tag) {
       using B = decltype(tag);
       transposed_copy(static_cast<B*>(dst.data_ptr()), static_cast<const B*>(src.data_ptr()), src.shape(),
                       src.strides());
     });
+    return true;
   }
   if (repeated_layout(dst, src)) {
-    return dispatch_size(dst.element_size(), [&](auto tag) {
+    dispatch_size(dst.element_size(), [&](auto tag) {
       using B = decltype(tag);
       const int64_t k = src.size(src.dim() - 1), n = dst.numel() / k;
       auto* out = static_cast<B*>(dst.data_ptr());
@@ -140,7 +140,13 @@ void copy(Tensor& dst, const Tensor& src) {
       if (k == 4) return repeat_each<B, 4>(out, in, n, k);
       return repeat_each<B, 0>(out, in, n, k);
     });
+    return true;
   }
+  return false;
+}
+
+void copy(Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0 || copy_layout(dst, src)) return;
   dispatch(dst.dtype(), "copy_", [&](auto dtag) {
     using D = typename decltype(dtag)::type;
     dispatch(src.dtype(), "copy_", [&](auto stag) {

@@ -7,6 +7,7 @@
 
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
+#include <ember/core/cpu/copy.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/copy.h>
@@ -156,6 +157,12 @@ void copy(Tensor& dst, const Tensor& src, bool non_blocking) {
     return;
   }
   if (is_complex(dst.dtype()) && is_complex(src.dtype())) {
+    // Same dtype on the CPU: a transposed or expanded layout moves whole
+    // elements; through the parts view a transpose ran element by element.
+    if (dst.dtype() == src.dtype() && dst.device().is_cpu() && src.device().is_cpu() && dst.numel() > 0 &&
+        cpu::copy_layout(dst, src)) {
+      return;
+    }
     Tensor d = parts_view(dst);
     ember::copy_(d, parts_view(src), non_blocking);
   } else if (is_complex(dst.dtype())) {

@@ -249,7 +249,7 @@ def test_view_refuses_incompatible_strides_and_names_reshape():
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.int8, ember.bool,
-                                   ember.complex64])
+                                   ember.complex64, ember.complex128])
 @pytest.mark.parametrize("shape", [(64, 96), (37, 45), (3, 100, 70), (2, 3, 65, 129)])
 def test_contiguous_copy_of_transposed_views(dtype, shape):
     # The CPU copies these in 32 x 32 tiles of 8 x 8 blocks: full and partial tiles, batches, every
