@@ -76,8 +76,10 @@ void by_float_dtype(const Tensor& out, const char* op, F f) {
 
 // sin and cos of 2 pi u for u in [0, 1), without libm: u is v = 4u quarter
 // turns, q = round(v) of them exactly and the rest, v - q in [-1/2, 1/2] (also
-// exact), as an angle in [-pi/4, pi/4]; a polynomial there (about 1 ulp),
-// then a rotation by q quarter turns. Branch-free, so the loop vectorizes.
+// exact), as an angle in [-pi/4, pi/4]; a polynomial there, then a rotation
+// by q quarter turns. Over all 2^24 values of u the error is under 1.1e-7
+// (libm's sinf of float(2 pi) * u, used before, was off by up to 4.1e-7).
+// Branch-free, so the loop vectorizes.
 inline void sincos_turns(float u, float& sine, float& cosine) {
   const float v = 4.0f * u;
   const float q = std::floor(v + 0.5f);
