@@ -1,8 +1,9 @@
 // CUDA reductions over a contiguous [outer, reduced, inner] block. One block
 // of threads reduces one output column (o, i) (grid-stride over columns),
 // combining in shared memory; folds over a wide inner axis (inner >= 16)
-// take tiles of adjacent columns instead, so that loads are contiguous. When there are few columns and many elements
-// each (a full sum, or a clip_grad_norm_ over a large gradient), a first pass
+// take tiles of adjacent columns instead, so that loads are contiguous. When
+// there are few columns and many elements each (a full sum, or a
+// clip_grad_norm_ over a large gradient), a first pass
 // splits every column into chunks, each block writing a partial accumulator,
 // and a second pass folds the partials: no atomics, so results are
 // deterministic. var/std, norm and logsumexp split the same way (their

@@ -29,29 +29,33 @@ inline double unit32(uint32_t w) { return static_cast<double>(w) * (1.0 / 429496
 constexpr int64_t kBlocksPerBatch = 64;
 constexpr int kPairsPerBatch = 2 * kBlocksPerBatch;  // normal float32: two pairs per block
 
-// The words of counter blocks [j0, j1), in order, into words[0, 4 * (j1 - j0)).
-inline void draw_blocks(const PhiloxStream& s, int64_t j0, int64_t j1, uint32_t* words) {
-  for (int64_t j = j0; j < j1; ++j) {
-    const auto w = s.block(static_cast<uint64_t>(j));
-    std::memcpy(words + 4 * (j - j0), w.data(), sizeof w);
-  }
+// Calls batch(j0, blocks, words) for counter blocks [0, nblocks) in batches
+// of at most kBlocksPerBatch, words holding the batch's 4 * blocks words in
+// order. Batches run in parallel.
+template <class F>
+void for_each_batch(int64_t nblocks, const PhiloxStream& s, F batch) {
+  parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
+    uint32_t words[4 * kBlocksPerBatch];
+    for (int64_t j0 = b; j0 < e; j0 += kBlocksPerBatch) {
+      const int64_t blocks = std::min(e - j0, kBlocksPerBatch);
+      for (int64_t j = 0; j < blocks; ++j) {
+        const auto w = s.block(static_cast<uint64_t>(j0 + j));
+        std::memcpy(words + 4 * j, w.data(), sizeof w);
+      }
+      batch(j0, blocks, static_cast<const uint32_t*>(words));
+    }
+  });
 }
 
 // Calls f(i, w) for every element i < n, where w points at the element's
-// `words` words inside its counter block. Blocks run in parallel.
+// `words` words inside its counter block.
 template <class F>
 void for_each_element(int64_t n, int words, const PhiloxStream& s, F f) {
   const int per_block = 4 / words;
-  const int64_t nblocks = static_cast<int64_t>(blocks_for(n, words));
-  parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
-    uint32_t buffer[4 * kBlocksPerBatch];
-    for (int64_t j0 = b; j0 < e; j0 += kBlocksPerBatch) {
-      const int64_t j1 = std::min(e, j0 + kBlocksPerBatch);
-      draw_blocks(s, j0, j1, buffer);
-      const int64_t first = j0 * per_block;
-      const int64_t count = std::min<int64_t>((j1 - j0) * per_block, n - first);
-      for (int64_t t = 0; t < count; ++t) f(first + t, buffer + t * words);
-    }
+  for_each_batch(static_cast<int64_t>(blocks_for(n, words)), s, [&](int64_t j0, int64_t blocks, const uint32_t* w) {
+    const int64_t first = j0 * per_block;
+    const int64_t count = std::min<int64_t>(blocks * per_block, n - first);
+    for (int64_t t = 0; t < count; ++t) f(first + t, w + t * words);
   });
 }
 
@@ -101,25 +105,20 @@ inline void sincos_turns(float u, float& sine, float& cosine) {
 template <class T>
 void normal_single(T* p, int64_t n, double mean, double std, const PhiloxStream& s) {
   const int64_t nblocks = static_cast<int64_t>(blocks_for(n + (n & 1), 1));
-  parallel_for(0, nblocks, kGrainBlocks, [&](int64_t b, int64_t e) {
-    uint32_t words[4 * kBlocksPerBatch];  // pair k: words 2k (u1) and 2k + 1 (u2)
+  for_each_batch(nblocks, s, [&](int64_t j0, int64_t blocks, const uint32_t* words) {
     float z[2 * kPairsPerBatch];
-    for (int64_t j0 = b; j0 < e; j0 += kBlocksPerBatch) {
-      const int64_t j1 = std::min(e, j0 + kBlocksPerBatch);
-      draw_blocks(s, j0, j1, words);
-      const int pairs = static_cast<int>(2 * (j1 - j0));
-      for (int k = 0; k < pairs; ++k) {
-        const float u1 = static_cast<float>(unit24(words[2 * k])), u2 = static_cast<float>(unit24(words[2 * k + 1]));
-        const float r = std::sqrt(-2.0f * fast::log(1.0f - u1));  // 1 - u1 is in (0, 1]
-        float sine, cosine;
-        sincos_turns(u2, sine, cosine);
-        z[2 * k] = r * cosine;
-        z[2 * k + 1] = r * sine;
-      }
-      const int64_t first = 4 * j0;  // pair 2 * j0's first element
-      const int64_t count = std::min<int64_t>(2 * pairs, n - first);
-      for (int64_t t = 0; t < count; ++t) p[first + t] = store_float<T>(std::fma(std, static_cast<double>(z[t]), mean));
+    const int pairs = static_cast<int>(2 * blocks);  // pair k: words 2k (u1) and 2k + 1 (u2)
+    for (int k = 0; k < pairs; ++k) {
+      const float u1 = static_cast<float>(unit24(words[2 * k])), u2 = static_cast<float>(unit24(words[2 * k + 1]));
+      const float r = std::sqrt(-2.0f * fast::log(1.0f - u1));  // 1 - u1 is in (0, 1]
+      float sine, cosine;
+      sincos_turns(u2, sine, cosine);
+      z[2 * k] = r * cosine;
+      z[2 * k + 1] = r * sine;
     }
+    const int64_t first = 4 * j0;  // pair 2 * j0's first element
+    const int64_t count = std::min<int64_t>(2 * pairs, n - first);
+    for (int64_t t = 0; t < count; ++t) p[first + t] = store_float<T>(std::fma(std, static_cast<double>(z[t]), mean));
   });
 }
 

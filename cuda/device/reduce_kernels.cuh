@@ -113,11 +113,10 @@ __global__ void fold_kernel(const T* x, O* out, A* partial, int64_t columns, int
   for (int64_t b = blockIdx.x; b < columns * chunks; b += gridDim.x) {
     const int64_t c = b / chunks, part = b % chunks;
     const int64_t o = c / inner, i = c % inner;
-    const int64_t begin = part * chunk;
-    const int64_t end = begin + chunk < reduced ? begin + chunk : reduced;
+    const ChunkRange k = chunk_range(part, chunk, reduced);
     const T* p = x + o * reduced * inner + i;
     A acc = Fold::identity();
-    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) {
+    for (int64_t r = k.begin + threadIdx.x; r < k.end; r += blockDim.x) {
       acc = Fold::combine(acc, static_cast<A>(widen(p[r * inner])));
     }
     acc = block_fold<A, Fold>(acc);

@@ -50,6 +50,12 @@ int64_t to_int64(py::handle obj, const char* op) {
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
   return v;
 }
+
+// cuda:i for a bare index, as torch.device(1) and device=1 mean.
+Device cuda_device_at(int64_t i) {
+  EMBER_CHECK(i >= 0 && i <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ", i);
+  return Device(DeviceType::CUDA, static_cast<int>(i));
+}
 }  // namespace
 
 Device to_device(py::handle obj, Device dflt) {
@@ -57,12 +63,7 @@ Device to_device(py::handle obj, Device dflt) {
   if (py::isinstance<Device>(obj)) return obj.cast<Device>();
   if (py::isinstance<py::str>(obj)) return Device(obj.cast<std::string>());
   // A bare int is a CUDA index, as in PyTorch; a bool is not an index.
-  if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) {
-    const int64_t index = to_int64(obj, "device");
-    EMBER_CHECK(index >= 0 && index <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ",
-                index);
-    return Device(DeviceType::CUDA, static_cast<int>(index));
-  }
+  if (py::isinstance<py::int_>(obj) && !py::isinstance<py::bool_>(obj)) return cuda_device_at(to_int64(obj, "device"));
   throw TypeError(str("expected a device such as 'cpu' or 'cuda:0', got ", std::string(py::repr(obj))));
 }
 
@@ -399,9 +400,7 @@ void init_dtype(py::module_& m) {
                            ") or ember.device('cuda', ", std::string(py::str(spec)), ")");
                PyObject* as_int = PyNumber_Index(spec.ptr());
                if (as_int == nullptr) throw py::error_already_set();
-               const int64_t i = to_int64(py::reinterpret_steal<py::object>(as_int), "device");
-               EMBER_CHECK(i >= 0 && i <= INT32_MAX, ValueError, "device: the index must be a non-negative int32, got ", i);
-               return Device(DeviceType::CUDA, static_cast<int>(i));
+               return cuda_device_at(to_int64(py::reinterpret_steal<py::object>(as_int), "device"));
              }
              EMBER_CHECK(py::isinstance<py::str>(spec), TypeError,
                          "device: expected a string such as 'cpu' or 'cuda:0', an index, or an ember.device, got ",
