@@ -172,6 +172,36 @@ def test_non_contiguous_numpy_arrays(make_view):
     assert shared.tolist() == a.tolist()
 
 
+def _misaligned_copy(a):
+    """`a`'s values in a buffer that starts one byte past an aligned address."""
+    raw = np.zeros(a.nbytes + 1, dtype=np.uint8)
+    out = raw[1:].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64, np.float16, np.int32, np.int64,
+                                      np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_from_numpy_shares_misaligned_arrays_and_computes_on_them(np_dtype):
+    # As in PyTorch, a misaligned array (a view into a byte buffer) is shared,
+    # not refused or copied; the kernels must then read and write it correctly.
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((17, 33)) * 8).astype(np_dtype)
+    b = (rng.standard_normal((17, 33)) * 8).astype(np_dtype)
+    ua = _misaligned_copy(a)
+    shared, x, y = ember.from_numpy(ua), ember.from_numpy(a), ember.from_numpy(b)
+    ops = [lambda t: t + y, lambda t: t.sum(0), lambda t: t.sum(1), lambda t: t.t().contiguous(),
+           lambda t: t @ y.t(), lambda t: t.cumsum(1), lambda t: ember.cat([t, y], 1),
+           lambda t: t.repeat_interleave(3, 1), lambda t: t[ember.tensor([4, 0, 9])]]
+    if not np.issubdtype(np_dtype, np.complexfloating):
+        ops += [lambda t: t.sort(1)[0], lambda t: t.amax(1), lambda t: t.to(ember.float64)]
+    for op in ops:
+        np.testing.assert_allclose(op(shared).numpy(), op(x).numpy(), rtol=1e-3, atol=1e-3)
+    shared.mul_(ember.tensor(2, dtype=shared.dtype))  # written through to the array
+    np.testing.assert_allclose(ua, a * 2, rtol=1e-3)
+
+
 def test_from_numpy_rejects():
     with pytest.raises(TypeError, match="np.ndarray"):
         ember.from_numpy([1, 2])
