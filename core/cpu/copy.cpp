@@ -10,6 +10,10 @@
 namespace ember::cpu {
 
 namespace {
+// Contiguous copies up to this many bytes run on one thread (measured: a
+// 360 KB copy took longer when split in two).
+constexpr int64_t kParallelCopyBytes = int64_t{1} << 20;
+
 // Half types convert through float; everything else casts directly.
 template <class D, class S>
 inline D convert(S v) {
@@ -118,7 +122,13 @@ bool repeated_layout(const Tensor& dst, const Tensor& src) {
 
 bool copy_layout(Tensor& dst, const Tensor& src) {
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape()) {
-    std::memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size());
+    // Large copies are split across threads: one core does not reach the
+    // memory bandwidth that two (or more) do.
+    auto* out = static_cast<char*>(dst.data_ptr());
+    const auto* in = static_cast<const char*>(src.data_ptr());
+    parallel_for(0, dst.numel() * dst.element_size(), kParallelCopyBytes, [out, in](int64_t b, int64_t e) {
+      std::memcpy(out + b, in + b, e - b);
+    });
     return true;
   }
   if (transposed_layout(dst, src)) {

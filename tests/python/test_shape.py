@@ -282,6 +282,17 @@ def test_contiguous_copy_of_a_repeated_last_dim(dtype, k):
                                   np.repeat(strided.numpy()[..., None], k, axis=-1))
 
 
+@pytest.mark.parametrize("dtype", [ember.uint8, ember.float32, ember.complex128])
+def test_large_contiguous_copies_split_across_threads(dtype):
+    # Contiguous copies over 1 MB are cut into one byte range per thread; odd sizes and a
+    # storage offset check the ranges' edges.
+    base = (ember.randn(3 * 1_000_003 + 1) * 50).to(dtype)[1:]
+    np.testing.assert_array_equal(base.clone().numpy(), base.numpy())
+    out = ember.zeros(base.shape, dtype=dtype)
+    out.copy_(base)
+    np.testing.assert_array_equal(out.numpy(), base.numpy())
+
+
 def test_copy_from_an_overlapping_view_reads_the_original_values():
     z = ember.arange(10000, dtype=ember.float32).reshape(100, 100)
     want = z.numpy().T.copy()
