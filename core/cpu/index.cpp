@@ -3,6 +3,7 @@
 #include <ember/core/cpu/index.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 
@@ -32,6 +33,16 @@ struct IndexOffsets {
   }
 };
 
+// The element offset of index value v in a dim of n elements `stride` apart,
+// for reads that check as they go: a value outside [0, n) ([-n, n) when
+// negatives wrap) clears `ok` and reads element 0 instead.
+inline int64_t checked_offset(int64_t v, int64_t n, int64_t stride, bool negatives_wrap, bool& ok) {
+  if (negatives_wrap && v < 0) v += n;
+  const bool in = static_cast<uint64_t>(v) < static_cast<uint64_t>(n);
+  ok &= in;
+  return in ? v * stride : 0;
+}
+
 IndexOffsets index_offsets(const std::vector<Tensor>& indices, const std::vector<int64_t>& index_strides,
                            const std::vector<int64_t>& sizes) {
   IndexOffsets io;
@@ -50,9 +61,11 @@ std::vector<Strides> loop_strides(const Tensor& a, const Tensor& b, const std::v
 
 }  // namespace
 
-void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
-                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes) {
+bool index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
+                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes, bool negatives_wrap) {
   const IndexOffsets io = index_offsets(indices, index_strides, sizes);
+  const size_t nk = indices.size();
+  std::atomic<bool> all_in_range{true};
   dispatch_size(out.element_size(), [&](auto tag) {
     using B = decltype(tag);
     B* o = static_cast<B*>(out.data_ptr());
@@ -60,34 +73,88 @@ void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
     // Each output element is written once: rows run in parallel.
     strided_rows_parallel(out.shape(), loop_strides(out, src, indices), kElementwiseGrain,
                           [&](const int64_t* offs, int64_t n, const int64_t* step) {
+      bool ok = true;
+      // The offset all indices add at loop offsets `at` (at[k] is index k's).
+      auto offset_at = [&](const int64_t* at) {
+        int64_t off = 0;
+        for (size_t k = 0; k < nk; ++k) off += checked_offset(io.data[k][at[k]], sizes[k], index_strides[k],
+                                                              negatives_wrap, ok);
+        return off;
+      };
       bool fixed = true;  // the indices are constant along the row (index_select, x[idx] on leading dims)
-      for (size_t k = 0; k < indices.size(); ++k) fixed = fixed && step[2 + k] == 0;
+      for (size_t k = 0; k < nk; ++k) fixed = fixed && step[2 + k] == 0;
       if (fixed) {
         B* orow = o + offs[0];
-        const B* srow = s + offs[1] + io.at(offs + 2);
+        const B* srow = s + offs[1] + offset_at(offs + 2);
         if (step[0] == 1 && step[1] == 1) {
           std::memcpy(orow, srow, n * sizeof(B));
         } else {
           for (int64_t i = 0; i < n; ++i) orow[i * step[0]] = srow[i * step[1]];
         }
-        return;
-      }
-      if (indices.size() == 1) {  // gather, take_along_dim, x[idx] on the last dim: one index, no vectors
+      } else if (nk == 1) {  // gather, take_along_dim, x[idx] on the last dim: one index, no vectors
         B* orow = o + offs[0];
         const B* srow = s + offs[1];
         const int64_t* irow = io.data[0] + offs[2];
-        const int64_t so = step[0], ss = step[1], si = step[2];
-        if (so == 1 && si == 1 && ss == 0) {  // gather along a contiguous last dim: no strides in the loop
-          for (int64_t i = 0; i < n; ++i) orow[i] = srow[io.of(0, irow[i])];
-          return;
+        const int64_t so = step[0], ss = step[1], si = step[2], size = sizes[0], stride = index_strides[0];
+        if (so == 1 && si == 1 && ss == 0 && !negatives_wrap) {
+          // Gather along a contiguous last dim: each block of indices is
+          // checked in one vector pass, then read without per-element tests.
+          constexpr int64_t kBlock = 256;
+          for (int64_t b = 0; b < n; b += kBlock) {
+            const int64_t e = std::min(n, b + kBlock);
+            // Too large, or negative (the sign bit), or-ed as integers: this
+            // form vectorized best of those measured.
+            uint64_t bad = 0;
+            for (int64_t i = b; i < e; ++i)
+              bad |= static_cast<uint64_t>(irow[i] >= size) | (static_cast<uint64_t>(irow[i]) >> 63);
+            if (bad) {
+              for (int64_t i = b; i < e; ++i) orow[i] = srow[checked_offset(irow[i], size, stride, false, ok)];
+            } else {
+              for (int64_t i = b; i < e; ++i) orow[i] = srow[irow[i] * stride];
+            }
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i)
+            orow[i * so] = srow[i * ss + checked_offset(irow[i * si], size, stride, negatives_wrap, ok)];
         }
-        for (int64_t i = 0; i < n; ++i) orow[i * so] = srow[i * ss + io.of(0, irow[i * si])];
-        return;
+      } else {
+        std::vector<int64_t> cur(offs, offs + 2 + nk);
+        for (int64_t i = 0; i < n; ++i) {
+          o[cur[0]] = s[cur[1] + offset_at(cur.data() + 2)];
+          for (size_t k = 0; k < cur.size(); ++k) cur[k] += step[k];
+        }
       }
-      std::vector<int64_t> cur(offs, offs + 2 + indices.size());
-      for (int64_t i = 0; i < n; ++i) {
-        o[cur[0]] = s[cur[1] + io.at(cur.data() + 2)];
-        for (size_t k = 0; k < cur.size(); ++k) cur[k] += step[k];
+      if (!ok) all_in_range.store(false, std::memory_order_relaxed);
+    });
+  });
+  return all_in_range.load();
+}
+
+void index_select_blocks(Tensor& out, const Tensor& x, int64_t dim, const Tensor& index) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= x.size(d);
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  const int64_t n = x.size(dim), k = index.numel();
+  const int64_t* idx = index.data<int64_t>();
+  dispatch_size(out.element_size(), [&](auto tag) {
+    using B = decltype(tag);
+    B* const o = static_cast<B*>(out.data_ptr());
+    const B* const s = static_cast<const B*>(x.data_ptr());
+    parallel_for(0, outer * k, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(inner, 1)),
+                 [&](int64_t b, int64_t e) {
+      // Block j copies x's block (j / k, idx[j % k]), counted without divisions.
+      for (int64_t j = b, outer_at = b / k, i = b % k; j < e; ++j) {
+        const B* from = s + (outer_at * n + idx[i]) * inner;
+        B* to = o + j * inner;
+        if (inner <= 16) {  // short blocks: a call to memcpy costs more than the copy
+          for (int64_t t = 0; t < inner; ++t) to[t] = from[t];
+        } else {
+          std::memcpy(to, from, inner * sizeof(B));
+        }
+        if (++i == k) {
+          i = 0;
+          ++outer_at;
+        }
       }
     });
   });

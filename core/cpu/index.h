@@ -11,9 +11,18 @@ namespace ember::cpu {
 
 // out[p] = src[p + sum_k wrap(idx_k[p]) * index_strides[k]] over out's shape.
 // src and the int64 indices are strided views with out's shape; wrap() adds
-// sizes[k] to negative values (the range was checked before).
-void index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
-                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes);
+// sizes[k] to negative values when negatives_wrap. Each value is checked as it
+// is read: false when one lay outside [0, sizes[k]) ([-sizes[k], sizes[k])
+// when negatives wrap). Such a value reads nothing outside src, but out is
+// then partly wrong, and the caller raises.
+bool index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& indices,
+                  const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,
+                  bool negatives_wrap = true);
+// out = x.index_select(dim, index) for contiguous x, out and index, whose
+// values were checked to lie in [0, x.size(dim)): one copy per block of the
+// dims after dim (the general gather's per-row walk cost more than the copy
+// for short rows).
+void index_select_blocks(Tensor& out, const Tensor& x, int64_t dim, const Tensor& index);
 // dst[p + sum_k ...] = values[p] (or += when accumulate), over values' shape.
 void index_scatter(Tensor& dst, const Tensor& values, const std::vector<Tensor>& indices,
                    const std::vector<int64_t>& index_strides, const std::vector<int64_t>& sizes,

@@ -126,7 +126,11 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
   Shape shape = x1.shape();
   shape[d] = index.numel();
   Tensor out = empty(shape, x.dtype(), x.device());
-  index_kernels::gather(out, restride(x1, shape, d), {spread(index, shape, d)}, {x1.stride(d)}, {x1.size(d)});
+  if (out.device().is_cpu() && x1.is_contiguous() && index.is_contiguous()) {
+    cpu::index_select_blocks(out, x1, d, index);
+  } else {
+    index_kernels::gather(out, restride(x1, shape, d), {spread(index, shape, d)}, {x1.stride(d)}, {x1.size(d)});
+  }
   if (x.dim() == 0) out = out.reshape({});
   if (autograd::any_requires_grad({x})) {
     autograd::record("IndexSelectBackward0", {x}, {out}, {}, functions::index_select_backward(x.shape(), dim, index));
@@ -140,11 +144,11 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index_in) {
   const Tensor x1 = at_least_1d(x), i1 = at_least_1d(index);
   const int64_t d = wrap_dim(dim, x1.dim(), "gather");
   check_scatter_gather_shapes("gather", d, x1, i1, nullptr);
-  index_kernels::check_range(i1, x1.size(d), d, "gather", false, cpu::RangeError::Runtime);
   Tensor out = empty(index.shape(), x.dtype(), x.device());
   if (i1.numel() > 0) {
     Tensor o1 = at_least_1d(out);
-    index_kernels::gather(o1, restride(x1, i1.shape(), d), {i1}, {x1.stride(d)}, {x1.size(d)});
+    index_kernels::gather_checked(o1, restride(x1, i1.shape(), d), i1, x1.stride(d), x1.size(d), d, "gather",
+                                  cpu::RangeError::Runtime);
   }
   if (autograd::any_requires_grad({x})) {
     autograd::record("GatherBackward0", {x}, {out}, {}, functions::gather_backward(x.shape(), dim, index));

@@ -403,6 +403,42 @@ def test_errors(fn, exc, match):
         fn()
 
 
+@pytest.mark.parametrize("dtype", [ember.bool, ember.int8, ember.float16, ember.float32, ember.int64, ember.complex128])
+@pytest.mark.parametrize("shape, dim, count", [
+    ((100_000, 8), 0, 200_000),  # short rows, split across threads
+    ((40, 300, 3), 1, 5_000),    # blocks inside an outer dim
+    ((6, 50, 40), 1, 7),         # blocks over 16 elements: memcpy
+    ((5_000,), 0, 70_000),       # single elements
+    ((4, 0, 3), 2, 9),           # empty blocks
+    ((4, 5), 1, 0),              # no indices
+])
+def test_index_select_of_contiguous_blocks(dtype, shape, dim, count):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(shape) * 4).astype(np.float32)
+    x = ember.from_numpy(a).to(dtype)
+    index = rng.integers(0, shape[dim], count) if shape[dim] else np.zeros(0, dtype=np.int64)
+    got = ember.index_select(x, dim, ember.from_numpy(index))
+    want = np.take(x.to(ember.float64).numpy() if dtype != ember.complex128 else x.numpy(), index, axis=dim)
+    np.testing.assert_array_equal(got.to(ember.complex128 if dtype == ember.complex128 else ember.float64).numpy(),
+                                  want)
+
+
+@pytest.mark.parametrize("bad", [-1, 7, 2**62, -(2**63)])
+@pytest.mark.parametrize("dim, where", [(1, (0, 0)), (1, (63, 700)), (1, (40, 999)), (0, (5, 3)), (0, (63, 500))])
+def test_gather_names_an_out_of_range_index_anywhere(bad, dim, where):
+    # The CPU kernel checks indices as it reads them (contiguous rows in
+    # blocks, strided columns one by one, rows split across threads): a bad
+    # value anywhere raises, naming it, and never reads outside x.
+    x = ember.arange(64 * 7, dtype=ember.float32).reshape(64, 7) if dim == 1 else \
+        ember.arange(7 * 1000, dtype=ember.float32).reshape(7, 1000)
+    index = np.random.default_rng(0).integers(0, 7, (64, 1000))
+    index[where] = bad
+    with pytest.raises(RuntimeError, match=f"gather: index {bad} is out of bounds for dimension {dim} with size 7"):
+        ember.gather(x, dim, ember.from_numpy(index))
+    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds"):
+        ember.take_along_dim(x, ember.from_numpy(index), dim)
+
+
 def test_setitem_errors():
     x = ember.zeros(3, 2)
     with pytest.raises(RuntimeError):
