@@ -16,8 +16,10 @@
 #include <ember/core/cpu/sort.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,6 +51,19 @@ KeyOf<T> order_key(T v) {
     K bits;
     std::memcpy(&bits, &v, sizeof bits);
     return (bits & sign) ? ~bits : (bits | sign);  // negatives reversed, below the positives
+  }
+}
+
+// The integer whose sort_key(v, flip) is `key` (sort_key's inverse).
+template <class T>
+T from_sort_key(uint64_t key, bool flip) {
+  using K = KeyOf<T>;
+  K k = static_cast<K>(key);
+  if (flip) k = ~k;
+  if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) {
+    return static_cast<T>(k);
+  } else {
+    return static_cast<T>(static_cast<std::make_signed_t<K>>(k ^ (K{1} << (sizeof(K) * 8 - 1))));
   }
 }
 
@@ -84,35 +99,60 @@ struct Pairs {
 // Rows of at least this many packed pairs sort by radix (std::sort below).
 constexpr int64_t kRadixRow = int64_t{1} << 12;
 
-// Sorts packed (key << 32 | position) pairs made in position order: a stable
-// LSD radix sort on the key half, one 8-bit digit per pass, skipping digits
-// every key shares (labels below 2^16 take two passes). Stability keeps equal
-// keys in position order, so the result is std::sort's.
-void sort_packed(std::vector<uint64_t>& entries, std::vector<uint64_t>& scratch) {
-  const int64_t n = static_cast<int64_t>(entries.size());
+// A buffer of uint64 left uninitialized: a vector's resize would first zero
+// what the sort then overwrites.
+class Scratch {
+ public:
+  uint64_t* get(int64_t n) {
+    if (n > size_) {
+      data_.reset(new uint64_t[static_cast<size_t>(n)]);
+      size_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<uint64_t[]> data_;
+  int64_t size_ = 0;
+};
+
+// Sorts n packed (key << 32 | position) pairs made in position order: a
+// stable LSD radix sort on the key half, one 8-bit digit per pass, skipping
+// digits every key shares (labels below 2^16 take two passes); one pass
+// counts all four digits. Stability keeps equal keys in position order, so
+// the result is std::sort's. Returns where the sorted pairs are: `entries`
+// or the scratch buffer.
+const uint64_t* sort_packed(uint64_t* entries, int64_t n, Scratch& scratch) {
   if (n < kRadixRow) {
-    std::sort(entries.begin(), entries.end());
-    return;
+    std::sort(entries, entries + n);
+    return entries;
   }
   uint64_t any = 0, all = ~uint64_t{0};
-  for (const uint64_t e : entries) any |= e, all &= e;
-  scratch.resize(entries.size());
-  for (int shift = 32; shift < 64; shift += 8) {
-    if ((((any ^ all) >> shift) & 0xff) == 0) continue;
-    size_t start[256] = {};
-    for (const uint64_t e : entries) ++start[(e >> shift) & 0xff];
-    size_t sum = 0;
-    for (size_t& c : start) sum += std::exchange(c, sum);
-    for (const uint64_t e : entries) scratch[start[(e >> shift) & 0xff]++] = e;
-    entries.swap(scratch);
+  std::vector<std::array<size_t, 256>> start(4, std::array<size_t, 256>{});
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t e = entries[i];
+    any |= e;
+    all &= e;
+    for (int d = 0; d < 4; ++d) ++start[d][(e >> (32 + 8 * d)) & 0xff];
   }
+  uint64_t* from = entries;
+  uint64_t* to = scratch.get(n);
+  for (int d = 0; d < 4; ++d) {
+    const int shift = 32 + 8 * d;
+    if ((((any ^ all) >> shift) & 0xff) == 0) continue;
+    size_t sum = 0;
+    for (size_t& c : start[d]) sum += std::exchange(c, sum);
+    for (int64_t i = 0; i < n; ++i) to[start[d][(from[i] >> shift) & 0xff]++] = from[i];
+    std::swap(from, to);
+  }
+  return from;
 }
 
 // Writes a row's first `count` sorted entries as values and indices.
 template <class T, class P>
-void write_row(const std::vector<typename P::Entry>& entries, int64_t count, const T* in, T* vals, int64_t* idx) {
+void write_row(const typename P::Entry* entries, int64_t count, const T* in, T* vals, int64_t* idx) {
   for (int64_t j = 0; j < count; ++j) {
-    const int64_t i = P::pos(entries[static_cast<size_t>(j)]);
+    const int64_t i = P::pos(entries[j]);
     idx[j] = i;
     vals[j] = in[i];
   }
@@ -124,9 +164,10 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, kElementwiseGrain / s
 // A row of 64-bit keys (int64, float64) that spans less than 2^32 (e.g.
 // int64 labels) sorts as packed pairs of (key - the row's least key,
 // position), twice as fast as WidePairs; false when the row does not fit.
+// Integer values are decoded from their keys, not read back from the row at
+// random positions.
 template <class T>
-bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_t>& buf,
-                     std::vector<uint64_t>& scratch, T* vals, int64_t* idx) {
+bool sort_narrow_row(const T* p, int64_t n, bool descending, Scratch& buf, Scratch& scratch, T* vals, int64_t* idx) {
   if (n > (int64_t{1} << 32)) return false;
   uint64_t lo = ~uint64_t{0}, hi = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -135,15 +176,14 @@ bool sort_narrow_row(const T* p, int64_t n, bool descending, std::vector<uint64_
     hi = std::max(hi, key);
   }
   if (hi - lo > 0xffffffffu) return false;
-  buf.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    buf[static_cast<size_t>(i)] = ((sort_key(p[i], descending) - lo) << 32) | static_cast<uint64_t>(i);
-  }
-  sort_packed(buf, scratch);
+  uint64_t* entries = buf.get(n);
+  for (int64_t i = 0; i < n; ++i) entries[i] = ((sort_key(p[i], descending) - lo) << 32) | static_cast<uint64_t>(i);
+  const uint64_t* sorted = sort_packed(entries, n, scratch);
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t i = static_cast<int64_t>(buf[static_cast<size_t>(j)] & 0xffffffffu);
-    idx[j] = i;
-    vals[j] = p[i];
+    const uint64_t e = sorted[j];
+    idx[j] = static_cast<int64_t>(e & 0xffffffffu);
+    if constexpr (std::is_integral_v<T>) vals[j] = from_sort_key<T>((e >> 32) + lo, descending);
+    else vals[j] = p[idx[j]];  // floats keep their exact bits (NaN payloads, -0.0)
   }
   return true;
 }
@@ -152,17 +192,19 @@ template <class T, bool Packed>
 void sort_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, bool descending) {
   using P = Pairs<T, Packed>;
   parallel_for(0, rows, row_grain(n), [&](int64_t begin, int64_t end) {
-    std::vector<typename P::Entry> entries(static_cast<size_t>(n));
-    std::vector<uint64_t> narrow, scratch;
+    std::vector<typename P::Entry> entries;  // sized on first use: narrow rows never need it
+    Scratch narrow, scratch;
     for (int64_t r = begin; r < end; ++r) {
       const T* p = in + r * n;
       if constexpr (!Packed) {
         if (sort_narrow_row(p, n, descending, narrow, scratch, vals + r * n, idx + r * n)) continue;
       }
+      entries.resize(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) entries[static_cast<size_t>(i)] = P::make(p[i], i, descending);
-      if constexpr (Packed) sort_packed(entries, scratch);
+      const typename P::Entry* sorted = entries.data();
+      if constexpr (Packed) sorted = sort_packed(entries.data(), n, scratch);
       else std::sort(entries.begin(), entries.end());
-      write_row<T, P>(entries, n, p, vals + r * n, idx + r * n);
+      write_row<T, P>(sorted, n, p, vals + r * n, idx + r * n);
     }
   });
 }
@@ -212,7 +254,7 @@ void topk_rows(T* vals, int64_t* idx, const T* in, int64_t rows, int64_t n, int6
       if (!(try_heap && heap_select<P>(entries, p, n, k, largest, budget))) {
         partition_select<P>(entries, p, n, k, largest);
       }
-      write_row<T, P>(entries, k, p, vals + r * k, idx + r * k);
+      write_row<T, P>(entries.data(), k, p, vals + r * k, idx + r * k);
     }
   });
 }

@@ -181,6 +181,20 @@ def test_int64_rows_around_the_packed_key_span(span):
         np.testing.assert_array_equal(to_numpy(ember.sort(make(a), descending=desc).values), np_sort(a, -1, desc))
 
 
+@pytest.mark.parametrize("base", [-2**63, -5_000, 2**63 - 2**31])
+def test_long_int64_rows_of_a_narrow_span(base):
+    # Long int64 rows spanning under 2^32 take the packed radix sort, and their values are decoded
+    # from the keys: at the ends of the int64 range and across zero, with ties, both directions.
+    rng = np.random.default_rng(3)
+    a = base + rng.integers(0, 2**31, size=(3, 9_000), dtype=np.int64)
+    a[:, ::7] = base + 12_345  # ties
+    a[1] = base + rng.integers(0, 10_000, size=9_000)  # two radix digits
+    for desc in (False, True):
+        v, i = ember.sort(make(a), dim=1, descending=desc)
+        np.testing.assert_array_equal(to_numpy(i), np_argsort(a, 1, desc))
+        np.testing.assert_array_equal(to_numpy(v), np_sort(a, 1, desc))
+
+
 @pytest.mark.parametrize("k", [1, 7, 100, 499, 500])
 def test_topk_small_and_large_k(k):
     # k * 16 <= n takes the heap path, larger k the partition path: same answers.
