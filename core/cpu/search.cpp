@@ -1,10 +1,12 @@
 // searchsorted: each value's insertion point by bisection over its row of
-// the sorted sequence, values in parallel. Comparisons keep NaN (sorted last
-// in the sequence) above every number: `s < v` and `s <= v` are false for a
-// NaN s, so the search moves left of it.
+// the sorted sequence, values in parallel. The search moves right past an
+// element s unless s >= v (s > v with right=True), as PyTorch's does: every
+// comparison with NaN is false, so a NaN value lands after the whole row, and
+// the search passes over any NaN of the row it meets, whatever the value
+// (numpy orders NaN above every number instead: the two differ only for rows
+// holding NaN).
 #include <ember/core/cpu/search.h>
 
-#include <cmath>
 #include <type_traits>
 
 #include <ember/core/cpu/parallel.h>
@@ -15,12 +17,6 @@ namespace {
 
 template <class T>
 using Cmp = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-
-template <class T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<Cmp<T>>) return std::isnan(static_cast<Cmp<T>>(v));
-  return false;
-}
 
 }  // namespace
 
@@ -36,15 +32,11 @@ void searchsorted(Tensor& out, const Tensor& seq, const Tensor& values, int64_t 
       for (int64_t i = b; i < e; ++i) {
         const T* row = s + (seq_rows == 1 ? 0 : i / m * n);
         const C x = static_cast<C>(v[i]);
-        if (is_nan(v[i])) {
-          o[i] = n;
-          continue;
-        }
         int64_t lo = 0, hi = n;
         while (lo < hi) {
           const int64_t mid = lo + (hi - lo) / 2;
           const C y = static_cast<C>(row[mid]);
-          if (right ? y <= x : y < x) lo = mid + 1;
+          if (right ? !(y > x) : !(y >= x)) lo = mid + 1;
           else hi = mid;
         }
         o[i] = lo;

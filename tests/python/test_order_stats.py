@@ -104,16 +104,28 @@ def test_gradients_flow_to_the_picked_elements():
     np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 1], [0, 1, 0]])
 
 
-def test_searchsorted_puts_nan_last():
-    seq = ember.tensor([1.0, 2.0, 3.0])
-    assert ember.searchsorted(seq, ember.tensor([float("nan"), 2.0])).tolist() == [3, 1]
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16, ember.bfloat16])
+def test_searchsorted_with_nan_follows_pytorch(dtype):
+    # The search passes any element that is not >= the value (not > with right=True), as
+    # PyTorch's does: a NaN value lands past the row, and a NaN in the row is passed over.
+    nan = float("nan")
+    cases = [([1.0, 2.0, 3.0], [nan, 2.0]), ([1.0, 2.0, 2.0, nan], [2.0, 5.0, nan]),
+             ([nan, nan], [0.0, nan]), ([1.0, nan, 3.0], [2.0, 0.5, 4.0])]
+    want = {False: [[3, 1], [1, 4, 4], [2, 2], [2, 2, 3]], True: [[3, 2], [4, 4, 4], [2, 2], [2, 2, 3]]}
+    for right in (False, True):
+        for (seq, vals), expected in zip(cases, want[right]):
+            got = ember.searchsorted(ember.tensor(seq, dtype=dtype), ember.tensor(vals, dtype=dtype), right=right)
+            assert got.tolist() == expected, (seq, vals, right)
+            if torch is not None:
+                t = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
+                assert t.tolist() == expected, (seq, vals, right)
 
 
 @pytest.mark.parametrize("dtype", [ember.float64, ember.float32, ember.float16, ember.bfloat16, ember.int64,
                                    ember.int32, ember.uint8])
 def test_searchsorted_binary_search_matches_numpy(dtype):
-    # Duplicates, values below / above / equal to the ends, batched rows, an empty sequence, and a
-    # sequence ending in NaN (sorted last): against numpy's searchsorted row by row.
+    # Duplicates, values below / above / equal to the ends, batched rows and an empty sequence,
+    # against numpy's searchsorted row by row; then a sequence ending in NaN.
     rng = np.random.default_rng(7)
     seq = np.sort(rng.integers(0, 60, (3, 40)), axis=1).astype(np.float64)
     vals = rng.integers(-5, 70, (3, 25)).astype(np.float64)
@@ -130,8 +142,8 @@ def test_searchsorted_binary_search_matches_numpy(dtype):
     if dtype.is_floating_point:
         nan_seq = ember.tensor([1.0, 2.0, 2.0, float("nan")]).to(dtype)
         probe = ember.tensor([2.0, 5.0, float("nan")]).to(dtype)
-        assert ember.searchsorted(nan_seq, probe).tolist() == [1, 3, 4]
-        assert ember.searchsorted(nan_seq, probe, right=True).tolist() == [3, 3, 4]
+        assert ember.searchsorted(nan_seq, probe).tolist() == [1, 4, 4]  # PyTorch's answers (numpy: 1, 3, 3)
+        assert ember.searchsorted(nan_seq, probe, right=True).tolist() == [4, 4, 4]  # (numpy: 3, 3, 4)
 
 
 def test_searchsorted_promotes_mixed_dtypes():
