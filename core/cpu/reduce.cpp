@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ember/core/cpu/parallel.h>
+#include <ember/core/cpu/vec_lanes.h>
 
 namespace ember::cpu {
 
@@ -158,30 +159,14 @@ struct ExtremeOp {
   }
   Acc merge(Acc a, Acc b) const { return step(a, b); }
   Acc row(const T* p, int64_t n) const {
-    if constexpr (!kFloat<T>) {
-      return fold_lanes<16>(*this, p, n);
+    if constexpr (kFloat<T>) {
+      // In explicit vector lanes with a separate NaN mask: the NaN-propagating
+      // step above does not vectorize.
+      bool nan = false;
+      const T r = lanes::extreme<IsMax>(p, n, nan);
+      return nan ? std::numeric_limits<T>::quiet_NaN() : r;
     } else {
-      // A plain select (maxps/minps) and a separate NaN flag vectorize; the
-      // NaN-propagating step above does not.
-      constexpr int L = 16;
-      T lanes[L];
-      int nan[L] = {};
-      for (int l = 0; l < L; ++l) lanes[l] = init();
-      int64_t r = 0;
-      for (; r + L <= n; r += L) {
-        for (int l = 0; l < L; ++l) {
-          const T v = p[r + l];
-          lanes[l] = (IsMax ? v > lanes[l] : v < lanes[l]) ? v : lanes[l];
-          nan[l] |= v != v;
-        }
-      }
-      Acc acc = init();
-      for (int l = 0; l < L; ++l) acc = step(acc, lanes[l]);
-      for (int l = 0; l < L; ++l) {
-        if (nan[l]) return std::numeric_limits<T>::quiet_NaN();
-      }
-      for (; r < n; ++r) acc = step(acc, p[r]);
-      return acc;
+      return fold_lanes<16>(*this, p, n);
     }
   }
   T finish(Acc a) const { return a; }

@@ -370,3 +370,20 @@ def test_nan_in_long_rows_and_columns():
     got = to_numpy(make(b).amax(0))
     assert np.isnan(got[2]) and not np.isnan(np.delete(got, 2)).any()
     assert_close(np.delete(got, 2), np.delete(np.max(b, 0), 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_extremes_in_vector_lanes_and_tails(dtype):
+    # Row max/min run in vector lanes (4 to 16 wide, by the machine) plus a scalar tail: a NaN or
+    # an infinity at every position of rows of every length up to 40 must decide the result.
+    rng = np.random.default_rng(5)
+    for n in range(1, 41):
+        rows = rng.standard_normal((n, n)).astype(dtype)
+        for special in (math.nan, math.inf, -math.inf):
+            a = rows.copy()
+            a[np.arange(n), np.arange(n)] = special  # row r has it at position r
+            x = make(a)
+            for op, ref in ((x.amax, np.max), (x.amin, np.min)):
+                np.testing.assert_array_equal(to_numpy(op(1)), ref(a, 1))
+        np.testing.assert_array_equal(to_numpy(make(rows).amax(1)), rows.max(1))
+        np.testing.assert_array_equal(to_numpy(make(rows).amin(1)), rows.min(1))
