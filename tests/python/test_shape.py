@@ -301,3 +301,19 @@ def test_copy_from_an_overlapping_view_reads_the_original_values():
     v = ember.arange(10, dtype=ember.float32)
     v[1:].copy_(v[:-1])  # a shifted overlap
     assert v.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+
+
+@pytest.mark.parametrize("dtype", [ember.bool, ember.int8, ember.float32, ember.int64, ember.complex128])
+@pytest.mark.parametrize("diagonal", [0, 2, -3, 9, -9, 2**62, -2**62])
+def test_tril_triu_rows_of_any_layout(dtype, diagonal):
+    # Each row keeps one span of columns: diagonals past either edge, batches, a transposed
+    # (column-strided) input and a batch-strided one, every element size.
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((3, 7, 8)) * 4).astype(np.float32)
+    base = ember.from_numpy(a).to(dtype)
+    for x in (base, base.transpose(1, 2), base[::2], base.transpose(0, 2)[1:]):
+        want = x.numpy()
+        lower = np.tril(want, k=max(min(diagonal, 99), -99))
+        upper = np.triu(want, k=max(min(diagonal, 99), -99))
+        np.testing.assert_array_equal(ember.tril(x, diagonal).numpy(), lower)
+        np.testing.assert_array_equal(ember.triu(x, diagonal).numpy(), upper)
