@@ -4,6 +4,7 @@
 // values, so they run on every dtype.
 #include <ember/core/cpu/binary.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <type_traits>
@@ -203,6 +204,27 @@ void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Sc
   });
   EMBER_CHECK(!zero.load(), Error, op == BinaryOp::Remainder ? "remainder" : "div",
               ": ZeroDivisionError (integer division or remainder by zero)");
+}
+
+bool all_equal(const Tensor& a, const Tensor& b) {
+  return dispatch_math(a.dtype(), "equal", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = a.data<T>();
+    const T* q = b.data<T>();
+    const int64_t n = a.numel();
+    constexpr int64_t kBlock = 16384;  // a block's compares vectorize; a difference ends the scan
+    std::atomic<bool> same{true};
+    parallel_for(0, (n + kBlock - 1) / kBlock, std::max<int64_t>(1, kElementwiseGrain / kBlock),
+                 [&](int64_t begin, int64_t end) {
+      for (int64_t blk = begin; blk < end && same.load(std::memory_order_relaxed); ++blk) {
+        const int64_t lo = blk * kBlock, hi = std::min(n, lo + kBlock);
+        int differ = 0;
+        for (int64_t i = lo; i < hi; ++i) differ |= !(p[i] == q[i]);
+        if (differ) same.store(false, std::memory_order_relaxed);
+      }
+    });
+    return same.load();
+  });
 }
 
 void logical_not(Tensor& out, const Tensor& a) {

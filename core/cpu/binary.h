@@ -29,6 +29,11 @@ namespace cpu {
 // division or remainder by zero throws after the loop (never a SIGFPE).
 void binary(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha);
 
+// Whether every a[i] == b[i], for contiguous a and b of one shape and one
+// math dtype (float compares: NaN differs from itself, -0.0 equals 0.0).
+// Stops at the first block that holds a difference.
+bool all_equal(const Tensor& a, const Tensor& b);
+
 // out (bool) = !a, for any dtype of a.
 void logical_not(Tensor& out, const Tensor& a);
 // out = ~a for integer a; logical not for bool.

@@ -254,6 +254,10 @@ bool equal(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.defined() && b.defined(), ValueError, "equal: got an undefined tensor");
   common_device("equal", {a, b});  // raises, naming both devices, when they differ
   if (a.shape() != b.shape()) return false;
+  if (a.device().is_cpu() && a.dtype() == b.dtype() && !is_half(a.dtype()) && !is_complex(a.dtype()) &&
+      a.is_contiguous() && b.is_contiguous()) {
+    return cpu::all_equal(a, b);  // stops at the first difference
+  }
   autograd::NoGradGuard no_grad;
   return all(compare(BinaryOp::Eq, "equal", a, b)).item().to<bool>();
 }

@@ -654,6 +654,22 @@ def test_equal_is_torch_equal():
         ember.equal(a, [1, 2, 3])
 
 
+@pytest.mark.parametrize("dtype", [ember.bool, ember.uint8, ember.int32, ember.int64, ember.float32, ember.float64])
+def test_equal_of_large_contiguous_tensors_finds_one_difference_anywhere(dtype):
+    # Contiguous tensors of one dtype are compared in blocks that stop at the first difference.
+    a = (ember.arange(100_003) % 7).to(dtype)
+    assert ember.equal(a, a.clone())
+    for at in (0, 16_383, 16_384, 50_000, 100_002):
+        b = a.clone()
+        b[at] = 1 - b[at].item() if dtype == ember.bool else b[at].item() + 1
+        assert not ember.equal(a, b) and not ember.equal(b, a)
+    if dtype.is_floating_point:
+        z = ember.zeros(40_000, dtype=dtype)
+        assert ember.equal(z, -z)  # -0.0 == 0.0
+        z[39_999] = math.nan
+        assert not ember.equal(z, z.clone())
+
+
 @needs_gpu
 def test_equal_on_cuda_and_across_devices():
     x = ember.arange(6).reshape(2, 3)
