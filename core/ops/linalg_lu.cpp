@@ -134,6 +134,14 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool le
               " for LU of shape ", LU.shape_str(), ", got ", pivots.shape_str());
   EMBER_CHECK(B.size(B.dim() - 2) == n, Error, op, ": Incompatible shapes of A and B for the equation AX = B (", n,
               "x", n, " and ", B.size(B.dim() - 2), "x", B.size(B.dim() - 1), ")");
+  {  // getrs swaps row i with row pivots[i] - 1 unchecked: an out-of-range pivot would write outside X
+    const Tensor piv = pivots.cpu().contiguous();
+    const int32_t* p = piv.data<int32_t>();
+    for (int64_t i = 0; i < piv.numel(); ++i) {
+      EMBER_CHECK(p[i] >= 1 && p[i] <= n, Error, op, ": pivots must lie in [1, ", n,
+                  "] (LU.size(-2), 1-based as lu_factor returns them), got ", p[i], " at position ", i);
+    }
+  }
   const Shape batch = broadcast_shapes(lu_batch, batch_shape(B), op);
   const int64_t k = B.size(B.dim() - 1);
   Tensor X;

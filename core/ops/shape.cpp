@@ -306,14 +306,19 @@ Tensor as_strided(const Tensor& x, const Shape& size, const Strides& stride, std
               shape_str(size), ", stride ", shape_str(stride));
   const int64_t offset = storage_offset.value_or(x.storage_offset());
   EMBER_CHECK(offset >= 0, Error, "as_strided: negative storage offset ", offset, " is not supported");
-  int64_t extent = offset + 1;  // one past the last element read, for a non-empty view
-  bool empty = false;
+  int64_t extent = 0;  // one past the last element read, for a non-empty view
+  bool empty = false, overflow = __builtin_add_overflow(offset, 1, &extent);
   for (size_t d = 0; d < size.size(); ++d) {
     EMBER_CHECK(size[d] >= 0, Error, "as_strided: negative size ", size[d], " at dimension ", d);
     EMBER_CHECK(stride[d] >= 0, Error, "as_strided: negative strides are not supported, got ", shape_str(stride));
     empty = empty || size[d] == 0;
-    if (size[d] > 0) extent += (size[d] - 1) * stride[d];
+    int64_t span = 0;
+    if (size[d] > 0) overflow = overflow || __builtin_mul_overflow(size[d] - 1, stride[d], &span) ||
+                                __builtin_add_overflow(extent, span, &extent);
   }
+  // Past int64 the extent would wrap around and pass the storage check below.
+  EMBER_CHECK(empty || !overflow, Error, "as_strided: storage size calculation overflowed with sizes ",
+              shape_str(size), ", strides ", shape_str(stride), " and storage offset ", offset);
   const int64_t storage_elements = static_cast<int64_t>(x.storage().nbytes() / x.element_size());
   EMBER_CHECK(empty || extent <= storage_elements, Error, "as_strided: sizes ", shape_str(size), ", strides ",
               shape_str(stride), " and storage offset ", offset, " need a storage of ", extent,

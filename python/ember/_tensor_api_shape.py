@@ -232,8 +232,8 @@ def _dense_strides(size, stride):
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """An uninitialised tensor with the given strides. ember has no as_strided:
-    strides must be a permutation of a dense layout (any order of dimensions),
+    """An uninitialised tensor with the given strides. Only dense layouts are
+    allocated: strides must be a permutation of one (any order of dimensions),
     with stride 0 allowed for broadcast dimensions; the strides of dimensions
     of size 0 or 1 may differ from the ones asked for."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
@@ -246,7 +246,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     order = _dense_strides(stored, stride)
     if order is None:
         raise NotImplementedError(f"empty_strided: strides {list(stride)} for size {list(size)} are not a "
-                                  f"permutation of a dense layout; ember has no as_strided")
+                                  f"permutation of a dense layout; for gaps or overlaps, allocate a dense tensor and "
+                                  f"view it with as_strided")
     kwargs = dict(dtype=dtype or ember.get_default_dtype())
     if device is not None:
         kwargs["device"] = device

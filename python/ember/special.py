@@ -364,15 +364,24 @@ def _zeta_value(s, a):
     then the Euler-Maclaurin tail at w = a + N:
     w^(1-s)/(s-1) + w^-s/2 + sum_j B_2j/(2j)! s(s+1)...(s+2j-2) w^(-s-2j+1)."""
     s, a = _C.broadcast_tensors(s, a)
-    # A negative a is only meaningful for integer s; it is shifted past 0 first.
+    integer_a = a == _C.floor(a)
+    integer_s = s == _C.floor(s)
+    # Entries whose value the checks at the end decide (inf at the poles a <= 0 integer, NaN for a < 0
+    # with s not an integer, s <= 1) sum at a = 1 instead, so they do not lengthen the sum below.
+    decided = ((a <= 0) & integer_a) | ((a < 0) & ~integer_s) | (s <= 1)
+    a_sum = _C.where(decided, _C.ones_like(a), a)
+    # A negative a (with an integer s) is shifted past 0 first: that many more direct terms.
     shift = 0
-    if a.numel() and bool((a < 0).any()):
-        shift = int(math.ceil(-float(_C.min(a).item())))
+    if a_sum.numel() and bool((a_sum < 0).any()):
+        shift = int(math.ceil(-float(_C.min(a_sum).item())))
     n = _ZETA_DIRECT + shift
     total = _C.zeros_like(s)
-    for k in range(n):
-        total = total + _C.pow(a + k, -s)
-    w = a + n
+    # The direct terms k = 0..n-1 as one more dim, in chunks of about 2^22 elements.
+    chunk = max(1, (1 << 22) // max(1, a_sum.numel()))
+    for k0 in range(0, n, chunk):
+        ks = _C.arange(k0, min(n, k0 + chunk), dtype=a.dtype, device=a.device)
+        total = total + _C.pow(a_sum.unsqueeze(-1) + ks, -s.unsqueeze(-1)).sum(-1)
+    w = a_sum + n
     tail = _C.pow(w, 1 - s) / (s - 1) + 0.5 * _C.pow(w, -s)
     rising = s
     power = _C.pow(w, -s - 1)
@@ -381,8 +390,6 @@ def _zeta_value(s, a):
         rising = rising * (s + 2 * j - 1) * (s + 2 * j)
         power = power / (w * w)
     result = total + tail
-    integer_a = a == _C.floor(a)
-    integer_s = s == _C.floor(s)
     result = _C.where((a <= 0) & integer_a, _C.full_like(result, math.inf), result)
     result = _C.where((a < 0) & ~integer_a & ~integer_s, _C.full_like(result, math.nan), result)
     result = _C.where(s == 1, _C.full_like(result, math.inf), result)

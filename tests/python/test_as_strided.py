@@ -71,6 +71,11 @@ def test_scatter():
     (lambda: ember.zeros(4).as_strided((2,), (-1,)), "negative strides"),
     (lambda: ember.zeros(4).as_strided((2, 2), (1,)), "mismatch in length"),
     (lambda: ember.zeros(4).as_strided((2,), (1,), -1), "negative storage offset"),
+    # An extent past int64 would wrap around to a small number and pass the storage check.
+    (lambda: ember.zeros(24).as_strided((3, 3), (2**61, 2**61)), "storage size calculation overflowed"),
+    (lambda: ember.zeros(24).as_strided((3,), (2**62,)), "storage size calculation overflowed"),
+    (lambda: ember.zeros(24).as_strided((2,), (1,), 2**63 - 1), "storage size calculation overflowed"),
+    (lambda: ember.zeros(24).as_strided((2,), (2**63 - 1,)), "storage size calculation overflowed"),
 ])
 def test_errors(call, message):
     with pytest.raises(RuntimeError, match=message):

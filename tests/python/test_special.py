@@ -139,6 +139,20 @@ def test_zeta_against_scipy(q):
     assert _rel_err(got, ss.zeta(s, q)) < 1e-14
 
 
+def test_zeta_far_left_of_zero():
+    # At the poles (q a non-positive integer) the answer is inf and q < 0 with s not an integer
+    # is NaN, whatever |q|: neither adds |q| direct terms (q = -1e9 used to run for minutes). A
+    # non-integer q < 0 with an integer s still sums past 0, as one vectorized sum.
+    f64 = ember.float64
+    s = ember.tensor([2.0, 2.0, 2.5, 3.0, 0.5], dtype=f64)
+    q = ember.tensor([-1e9, -2.0**31, -1e9 + 0.5, -7.5, -1e12 + 0.5], dtype=f64)
+    got = es.zeta(s, q).tolist()
+    assert got[:2] == [math.inf, math.inf] and math.isnan(got[2]) and math.isnan(got[4])
+    assert got[3] == pytest.approx(0.0077822558979524425, rel=1e-13)  # scipy.special.zeta(3, -7.5)
+    assert es.zeta(ember.tensor([2.0], dtype=f64), ember.tensor([-999_999.5], dtype=f64)).item() == \
+        pytest.approx(9.869603401089359, rel=1e-10)
+
+
 @needs_scipy
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
 def test_polygamma_against_scipy(n):

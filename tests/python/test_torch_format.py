@@ -127,6 +127,28 @@ def test_bad_files(tmp_path):
         ember.load(broken)
 
 
+@pytest.mark.parametrize("stride", [(2**61, 2**61), (2**62, 1), (4, 1)])
+def test_a_checkpoint_whose_strides_leave_its_storage_raises(tmp_path, stride):
+    # A crafted file: a 3 x 3 tensor's strides rewritten to reach past its storage (or past int64,
+    # where the extent would wrap around). Loading must raise, not build a view that reads wild
+    # memory.
+    import zipfile
+    good, bad = tmp_path / "good.pt", tmp_path / "bad.pt"
+    ember.save({"a": ember.ones(3, 3)}, good, format="torch")
+
+    def long1(v):
+        return b"\x8a\x08" + v.to_bytes(8, "little", signed=True)
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("data.pkl"):
+                assert data.count(b"K\x03K\x01\x86") == 1  # the stride tuple (3, 1)
+                data = data.replace(b"K\x03K\x01\x86", long1(stride[0]) + long1(stride[1]) + b"\x86")
+            out.writestr(name, data)
+    with pytest.raises(RuntimeError, match="as_strided"):
+        ember.load(bad)
+
+
 @needs_torch
 def test_torch_reads_what_ember_writes(tmp_path):
     model = ember.nn.Linear(3, 2)
