@@ -174,6 +174,18 @@ void scatter_each(T* d, const T* v, const Tensor& dst, const Tensor& values, con
       const T* vrow = v + offs[1];
       const int64_t* irow = io.data[0] + offs[2];
       const int64_t sd = step[0], sv = step[1], si = step[2];
+      if (si == 0 && sd == 1 && (sv == 1 || sv == 0)) {
+        // One index for a contiguous row (index_add, x[idx] += v, embedding's
+        // backward), values contiguous or one broadcast value: vectorizes.
+        T* d = drow + io.of(0, irow[0]);
+        if (sv == 1) {
+          for (int64_t i = 0; i < n; ++i) put(d[i], vrow[i]);
+        } else {
+          const T v0 = vrow[0];
+          for (int64_t i = 0; i < n; ++i) put(d[i], v0);
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) put(drow[i * sd + io.of(0, irow[i * si])], vrow[i * sv]);
     });
     return;

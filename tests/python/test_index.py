@@ -423,6 +423,23 @@ def test_index_select_of_contiguous_blocks(dtype, shape, dim, count):
                                   want)
 
 
+@pytest.mark.parametrize("dtype", [ember.bool, ember.int32, ember.int64, ember.float16, ember.float32, ember.float64])
+def test_index_add_rows_with_repeats_and_broadcast_sources(dtype):
+    # Whole contiguous rows added at one index each (repeated indices accumulate), from a
+    # contiguous source, a broadcast one (stride 0, as a sum's gradient is) and a strided one.
+    rng = np.random.default_rng(2)
+    index = rng.integers(0, 6, 40)
+    base = rng.integers(-3, 4, (6, 33)).astype(np.float64)
+    src = rng.integers(-3, 4, (40, 33)).astype(np.float64)
+    x = ember.from_numpy(base).to(dtype)
+    for source in (ember.from_numpy(src).to(dtype), ember.ones(1, 1, dtype=dtype).expand(40, 33),
+                   ember.from_numpy(np.ascontiguousarray(src.T)).to(dtype).t()):
+        want = x.to(ember.float64).numpy().copy()  # bool as 0/1: a sum != 0 is the logical or
+        np.add.at(want, index, source.to(ember.float64).numpy())
+        got = ember.index_add(x, 0, ember.from_numpy(index), source).to(ember.float64).numpy()
+        np.testing.assert_array_equal(got, (want != 0) if dtype == ember.bool else want)
+
+
 @pytest.mark.parametrize("bad", [-1, 7, 2**62, -(2**63)])
 @pytest.mark.parametrize("dim, where", [(1, (0, 0)), (1, (63, 700)), (1, (40, 999)), (0, (5, 3)), (0, (63, 500))])
 def test_gather_names_an_out_of_range_index_anywhere(bad, dim, where):
