@@ -387,3 +387,17 @@ def test_row_extremes_in_vector_lanes_and_tails(dtype):
                 np.testing.assert_array_equal(to_numpy(op(1)), ref(a, 1))
         np.testing.assert_array_equal(to_numpy(make(rows).amax(1)), rows.max(1))
         np.testing.assert_array_equal(to_numpy(make(rows).amin(1)), rows.min(1))
+
+
+def test_logsumexp_of_long_float32_rows_keeps_float64_accuracy():
+    # float32 rows sum fast::exp in float lanes per block of 4096, blocks added in double; special
+    # values keep their meaning (a NaN, a +inf, all -inf).
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((5, 50_001)) * 3).astype(np.float32)
+    a[1, 7] = 40.0  # one dominant element
+    ref = np.log(np.exp(a.astype(np.float64) - a.max(1, keepdims=True)).sum(1)) + a.max(1)
+    np.testing.assert_allclose(to_numpy(make(a).logsumexp(1)), ref, rtol=2e-6)
+    a[2, 100], a[3, 5] = math.nan, math.inf
+    a[4] = -math.inf
+    got = to_numpy(make(a).logsumexp(1))
+    assert math.isnan(got[2]) and got[3] == math.inf and got[4] == -math.inf
