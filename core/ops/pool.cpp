@@ -10,6 +10,7 @@
 #include <ember/autograd/node.h>
 #include <ember/core/determinism.h>
 #include <ember/core/error.h>
+#include <ember/core/ops/reduce.h>
 #include <ember/core/ops/shape.h>
 #include <ember/cuda/pool.h>
 
@@ -256,7 +257,13 @@ Tensor avg_pool1d(const Tensor& input, const IntList& kernel_size, const IntList
 Tensor adaptive_avg_pool2d(const Tensor& input, const IntList& output_size) {
   bool batched;
   const Tensor x4 = to_4d("adaptive_avg_pool2d", input, 2, batched);
-  return from_4d(pool_detail::avg(x4, adaptive_geom("adaptive_avg_pool2d", x4, 2, output_size)), 2, batched);
+  const cpu::PoolGeom g = adaptive_geom("adaptive_avg_pool2d", x4, 2, output_size);
+  if (g.OH == 1 && g.OW == 1 && g.H * g.W > 0 && is_floating(x4.dtype())) {
+    // A global average (the head of most convnets) is a mean over each plane, a contiguous row
+    // (the pooling kernel walked it as a window): PyTorch takes the same shortcut.
+    return from_4d(mean(x4, {2, 3}, true, std::nullopt), 2, batched);
+  }
+  return from_4d(pool_detail::avg(x4, g), 2, batched);
 }
 
 Tensor adaptive_avg_pool1d(const Tensor& input, const IntList& output_size) {

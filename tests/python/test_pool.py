@@ -216,3 +216,23 @@ def test_max_pool_propagates_nan():
     assert to_numpy(idx)[0, 0, 0, 0] == 4
     out = F.adaptive_max_pool2d(make(x), 1)
     assert np.isnan(to_numpy(out)).all()
+
+
+@pytest.mark.parametrize("output_size", [1, (1, 1)])
+def test_global_adaptive_avg_pool_is_a_plane_mean(output_size):
+    # Output 1 x 1 is taken as a mean over each plane (batched, unbatched, a permuted input,
+    # bfloat16), with its gradient.
+    a = random_array((2, 3, 5, 7), np.float64)
+    x = make(a, requires_grad=True)
+    got = ember.nn.functional.adaptive_avg_pool2d(x, output_size)
+    assert got.shape == (2, 3, 1, 1)
+    assert_close(got, a.mean((2, 3), keepdims=True), 1e-12, 1e-12)
+    assert ember.autograd.gradcheck(lambda t: ember.nn.functional.adaptive_avg_pool2d(t, output_size), [x])
+    assert_close(ember.nn.functional.adaptive_avg_pool2d(make(a[0]), output_size), a[0].mean((1, 2), keepdims=True),
+                 1e-12, 1e-12)
+    nhwc = make(np.ascontiguousarray(a.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+    assert_close(ember.nn.functional.adaptive_avg_pool2d(nhwc, output_size), a.mean((2, 3), keepdims=True),
+                 1e-12, 1e-12)
+    half = ember.nn.functional.adaptive_avg_pool2d(make(a).to(ember.bfloat16), output_size)
+    assert half.dtype == ember.bfloat16
+    assert_close(half.float(), a.mean((2, 3), keepdims=True), 1e-2, 1e-2)
