@@ -29,20 +29,47 @@ def _target_positions(input, dim, index):
     return flat.reshape(-1)
 
 
+def _checked_dim(input, dim, index, src):
+    """dim wrapped into range, after the checks scatter makes (the amax/amin
+    path below indexes a flat view, which would not catch these itself)."""
+    nd = max(input.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"scatter_reduce: Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                         f"but got {dim})")
+    dim %= nd
+    if index.dtype != ember.int64:
+        raise RuntimeError(f"scatter_reduce: Expected dtype int64 for index, got {index.dtype}")
+    if src.dtype != input.dtype:
+        raise RuntimeError(f"scatter_reduce: Expected self.dtype to be equal to src.dtype (got {input.dtype} and "
+                           f"{src.dtype})")
+    if index.dim() != input.dim() or src.dim() != input.dim():
+        raise RuntimeError(f"scatter_reduce: index ({index.dim()}-D) and src ({src.dim()}-D) must have as many dims "
+                           f"as self ({input.dim()}-D)")
+    for d in range(index.dim()):
+        if index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > input.shape[d]):
+            raise RuntimeError(f"scatter_reduce: Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(input.shape)} apart from dimension {dim} and to be no larger size than src "
+                               f"{list(src.shape)}")
+    if index.numel():
+        low, high = int(index.min()), int(index.max())
+        size = input.shape[dim] if input.dim() else 1
+        if low < 0 or high >= size:
+            bad = low if low < 0 else high
+            raise RuntimeError(f"scatter_reduce: index {bad} is out of bounds for dimension {dim} with size {size}")
+    return dim
+
+
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"scatter_reduce: reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if reduce == "prod":
         raise NotImplementedError("scatter_reduce: reduce='prod' is not supported yet (sum, mean, amax, amin are)")
-    if index.dim() != input.dim() or src.dim() != input.dim():
-        raise RuntimeError(f"scatter_reduce: index ({index.dim()}-D) and src ({src.dim()}-D) must have as many dims "
-                           f"as self ({input.dim()}-D)")
-    dim = dim % max(input.dim(), 1)
+    dim = _checked_dim(input, dim, index, src)
     # src beyond index's shape takes no part, as in torch.
     src = src[tuple(slice(0, n) for n in index.shape)] if tuple(src.shape) != tuple(index.shape) else src
     if reduce in ("sum", "mean"):
         base = input if include_self else input.scatter(dim, index, 0)
-        total = base.scatter_add(dim, index, src.to(input.dtype))
+        total = base.scatter_add(dim, index, src)
         if reduce == "sum":
             return total
         counts = ember.ones_like(input) if include_self else ember.ones_like(input).scatter(dim, index, 0)
@@ -51,7 +78,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             return total / counts
         return ember.div(total, counts, rounding_mode="floor")
     targets = _target_positions(input, dim, index)
-    values = src.reshape(-1).to(input.dtype)
+    values = src.reshape(-1)
     if values.numel() == 0:
         return input.clone()
     # Sort by value, then stably by target: each target's run is in

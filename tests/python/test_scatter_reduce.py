@@ -87,3 +87,27 @@ def test_gradient_of_amax_reaches_the_extreme():
                                ember.tensor([0, 0, 1, 1], device=src.device), src, "amax", include_self=False)
     out.sum().backward()
     np.testing.assert_array_equal(to_numpy(src.grad), [0.0, 1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda r: ember.zeros(3).scatter_reduce(0, ember.tensor([-1]), ember.ones(1), r), RuntimeError,
+     "index -1 is out of bounds for dimension 0 with size 3"),
+    (lambda r: ember.zeros(3, 4).scatter_reduce(0, ember.tensor([[2**62, 0]]), ember.ones(1, 2), r), RuntimeError,
+     "index 4611686018427387904 is out of bounds"),
+    (lambda r: ember.zeros(3, 3).scatter_reduce(2, ember.tensor([[1]]), ember.ones(1, 1), r), IndexError,
+     "Dimension out of range"),
+    (lambda r: ember.zeros(3, 3).scatter_reduce(0, ember.tensor([[0] * 5]), ember.ones(1, 5), r), RuntimeError,
+     r"Expected index \[1, 5\] to be no larger than self \[3, 3\]"),
+    (lambda r: ember.zeros(3).scatter_reduce(0, ember.tensor([0, 1]), ember.ones(1), r), RuntimeError,
+     "no larger size than src"),
+    (lambda r: ember.zeros(3).scatter_reduce(0, ember.tensor([0.0]), ember.ones(1), r), RuntimeError,
+     "Expected dtype int64 for index"),
+    (lambda r: ember.zeros(3).scatter_reduce(0, ember.tensor([0]), ember.ones(1, dtype=ember.float64), r),
+     RuntimeError, "Expected self.dtype to be equal to src.dtype"),
+])
+def test_bad_arguments_raise_for_every_reduction(reduce, call, exc, message):
+    # The amax/amin path indexes a flat view of self: without these checks a bad index, dim or
+    # shape wrote to some other element instead of raising (as PyTorch does).
+    with pytest.raises(exc, match=message):
+        call(reduce)
