@@ -88,21 +88,50 @@ def _moved(t, dim):
 
 
 def _check_index(op, index):
-    if not isinstance(index, Tensor) or index.dtype not in (ember.int64, ember.int32) or index.dim() > 1:
-        raise IndexError(f"{op}: index must be a 0-D or 1-D int64 tensor")
+    if not isinstance(index, Tensor) or index.dim() > 1 or index.dtype != ember.int64:
+        got = f"{index.dtype} of shape {list(index.shape)}" if isinstance(index, Tensor) else type(index).__name__
+        raise IndexError(f"{op}: index must be a 0-D or 1-D int64 tensor, got {got}")
+
+
+def _checked_dim(op, self, dim):
+    nd = max(self.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    return dim % nd
 
 
 def _index_copy_(self, dim, index, source):
     _check_index("index_copy_", index)
-    dim = dim % max(self.dim(), 1)
-    _moved(self, dim)[index.reshape(-1)] = _moved(source, dim) if source.dim() else source
+    dim = _checked_dim("index_copy_", self, dim)
+    n = index.numel()
+    if self.dim() and source.dim():
+        if source.dim() != self.dim() or source.shape[dim] != n:
+            raise IndexError(f"index_copy_: Number of indices ({n}) should be equal to source.size(dim) "
+                             f"({source.shape[dim] if source.dim() == self.dim() else 'none'}), with source "
+                             f"{list(source.shape)} and self {list(self.shape)}")
+        for d in range(self.dim()):
+            if d != dim and source.shape[d] != self.shape[d]:
+                raise RuntimeError(f"index_copy_: Source/destination tensor must have same slice shapes: source "
+                                   f"{list(source.shape)}, self {list(self.shape)}, dim {dim}")
+    if n:  # index_copy takes no negative indices (index_fill does, as in PyTorch)
+        low, high = int(index.min()), int(index.max())
+        size = self.shape[dim] if self.dim() else 1
+        if low < 0 or high >= size:
+            raise IndexError(f"index_copy_: index {low if low < 0 else high} is out of bounds for dimension {dim} "
+                             f"with size {size}")
+    target = self.view(1) if self.dim() == 0 else self  # a 0-d self acts as 1 element
+    _moved(target, dim)[index.reshape(-1)] = _moved(source, dim) if source.dim() else source
     return self
 
 
 def _index_fill_(self, dim, index, value):
     _check_index("index_fill_", index)
-    dim = dim % max(self.dim(), 1)
-    _moved(self, dim)[index.reshape(-1)] = value
+    dim = _checked_dim("index_fill_", self, dim)
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"index_fill_: only supports a 0-dimensional value tensor, but got one of shape "
+                           f"{list(value.shape)}")
+    target = self.view(1) if self.dim() == 0 else self
+    _moved(target, dim)[index.reshape(-1)] = value
     return self
 
 

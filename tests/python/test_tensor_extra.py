@@ -93,6 +93,26 @@ def test_fill_diagonal_and_index_copy_fill_masked_scatter():
         ember.zeros(2, 3).masked_scatter(mask, ember.ones(2))
     with pytest.raises(IndexError, match="index_copy_: index must be a 0-D or 1-D int64 tensor"):
         ember.zeros(3).index_copy_(0, ember.tensor([0.0]), ember.ones(1))
+    # Bad arguments raise as in PyTorch (they used to wrap the dim, broadcast the source, or take
+    # a negative index_copy index).
+    x = ember.zeros(3, 4)
+    for call, exc, message in [
+        (lambda: x.index_fill(2, ember.tensor([0]), -1.0), IndexError, r"index_fill_: Dimension out of range"),
+        (lambda: x.index_copy(-3, ember.tensor([0]), ember.ones(1, 4)), IndexError, r"Dimension out of range"),
+        (lambda: x.index_copy(0, ember.tensor([0, 2]), ember.ones(1, 4)), IndexError,
+         r"Number of indices \(2\) should be equal to source.size\(dim\) \(1\)"),
+        (lambda: x.index_copy(0, ember.tensor([0]), ember.ones(1, 3)), RuntimeError, r"same slice shapes"),
+        (lambda: x.index_copy(0, ember.tensor([-1]), ember.ones(1, 4)), IndexError,
+         r"index_copy_: index -1 is out of bounds for dimension 0 with size 3"),
+        (lambda: x.index_copy(0, ember.tensor([3]), ember.ones(1, 4)), IndexError, r"index 3 is out of bounds"),
+        (lambda: x.index_fill(0, ember.tensor([0], dtype=ember.int32), 1.0), IndexError, r"int64 tensor, got "
+                                                                                         r"ember.int32"),
+        (lambda: x.index_fill(0, ember.tensor([0]), ember.ones(1)), RuntimeError, r"0-dimensional value tensor"),
+    ]:
+        with pytest.raises(exc, match=message):
+            call()
+    assert x.index_fill(0, ember.tensor([-1]), 1.0)[2].tolist() == [1.0] * 4  # index_fill wraps, as PyTorch
+    assert ember.tensor(5.0).index_copy(0, ember.tensor([0]), ember.tensor(3.0)).item() == 3.0  # 0-d self
     # differentiable through setitem
     src = make(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
     ember.zeros(2, 3, dtype=ember.float64, device=src.device).index_copy(
