@@ -1,5 +1,8 @@
 #include <ember/core/tensor.h>
 
+#include <algorithm>
+#include <optional>
+
 #include <ember/autograd/meta.h>
 #include <ember/core/error.h>
 
@@ -53,6 +56,44 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
   EMBER_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel_of(shape)), itemsize(dtype), &nbytes), Error,
               "empty: a ", dtype_name(dtype), " tensor of shape ", shape_str(shape), " needs more bytes than fit in memory");
   return Tensor(std::make_shared<TensorImpl>(Storage(nbytes, device), shape, contiguous_strides(shape), 0, dtype));
+}
+
+namespace {
+// The strides of a fresh tensor laid out as t, when t covers its elements
+// once without gaps in some order of its dims (sizes 1 aside) but not in
+// row-major order; nullopt otherwise.
+std::optional<Strides> permuted_dense_strides(const Tensor& t) {
+  if (t.numel() <= 1 || t.is_contiguous()) return std::nullopt;
+  const Shape& shape = t.shape();
+  const Strides& strides = t.strides();
+  std::vector<int64_t> dims;  // the dims of more than one element, innermost first
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (shape[d] > 1) dims.push_back(d);
+  std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return strides[a] < strides[b]; });
+  Strides out(shape.size(), 0);
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (strides[d] != expected) return std::nullopt;  // a gap, an overlap or a negative stride
+    out[d] = expected;
+    expected *= shape[d];
+  }
+  for (int64_t d = t.dim() - 1, next = 1; d >= 0; --d) {  // size-1 dims: any stride works
+    if (shape[d] == 1) out[d] = next;
+    next = out[d] * shape[d];
+  }
+  return out;
+}
+}  // namespace
+
+Tensor empty_like_operands(const Shape& shape, DType dtype, Device device, const std::vector<Tensor>& operands) {
+  for (const Tensor& t : operands) {
+    if (!t.defined() || t.shape() != shape) continue;
+    const std::optional<Strides> strides = permuted_dense_strides(t);
+    if (!strides) break;  // the first full-shape operand decides, as in PyTorch
+    const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);  // t's own size: it fits
+    return Tensor(std::make_shared<TensorImpl>(Storage(nbytes, device), shape, *strides, 0, dtype));
+  }
+  return empty(shape, dtype, device);
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {

@@ -243,6 +243,11 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device = kCPU);
 
 // Uninitialised contiguous tensor (core/tensor.cpp).
 Tensor empty(const Shape& shape, DType dtype = DType::Float32, Device device = kCPU);
+// An elementwise op's uninitialised result of `shape`: laid out as the first
+// operand of that very shape when it is dense but not contiguous (x.t(), a
+// channels-last permute), so the op walks every operand in memory order, as
+// PyTorch's results do; contiguous otherwise (core/tensor.cpp).
+Tensor empty_like_operands(const Shape& shape, DType dtype, Device device, const std::vector<Tensor>& operands);
 // A view of `base`'s storage with the given geometry; shares version counter.
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
 

@@ -1,5 +1,8 @@
 #include <ember/core/tensor_iterator.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <ember/core/error.h>
 
 namespace ember {
@@ -31,22 +34,40 @@ TensorIterator::TensorIterator(const std::vector<Tensor>& operands) {
     element_sizes_.push_back(item);
   }
 
+  // Walk the output in memory order: its dims sorted by stride, largest
+  // first, when a permuted output (x.t() * y.t(): one laid out as its inputs)
+  // would otherwise be written across its rows. Sizes 1 are dropped below.
+  std::vector<int> order;
+  for (int d = 0; d < nd; ++d)
+    if (shape[d] > 1) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return std::abs(strides[0][a]) > std::abs(strides[0][b]); });
+  for (int d = 0; d < nd; ++d)
+    if (shape[d] <= 1) order.push_back(d);
+  Shape walk(nd);
+  for (int d = 0; d < nd; ++d) walk[d] = shape[order[d]];
+  for (int t = 0; t < nt; ++t) {
+    std::vector<int64_t> permuted(nd);
+    for (int d = 0; d < nd; ++d) permuted[d] = strides[t][order[d]];
+    strides[t] = std::move(permuted);
+  }
+
   // Drop size-1 dims, then merge dim i into i+1 when every operand steps
   // through them as one.
   std::vector<int64_t> cshape;
   std::vector<std::vector<int64_t>> cstrides(nt);
   for (int d = 0; d < nd; ++d) {
-    if (shape[d] == 1) continue;
+    if (walk[d] == 1) continue;
     if (!cshape.empty()) {
       bool merge = true;
-      for (int t = 0; t < nt && merge; ++t) merge = cstrides[t].back() == strides[t][d] * shape[d];
+      for (int t = 0; t < nt && merge; ++t) merge = cstrides[t].back() == strides[t][d] * walk[d];
       if (merge) {
-        cshape.back() *= shape[d];
+        cshape.back() *= walk[d];
         for (int t = 0; t < nt; ++t) cstrides[t].back() = strides[t][d];
         continue;
       }
     }
-    cshape.push_back(shape[d]);
+    cshape.push_back(walk[d]);
     for (int t = 0; t < nt; ++t) cstrides[t].push_back(strides[t][d]);
   }
   if (cshape.empty() && numel_ == 1) {

@@ -81,7 +81,7 @@ Tensor run_binary(BinaryOp op, const char* name, const Tensor& a, const Tensor& 
   const bool to_bool = is_bool_result(op);
   // CUDA's arithmetic kernels compute half types in float themselves.
   const DType compute = is_half(dtype) && !(dev.is_cuda() && !to_bool) ? DType::Float32 : dtype;
-  Tensor out = empty(shape, to_bool ? DType::Bool : compute, dev);
+  Tensor out = empty_like_operands(shape, to_bool ? DType::Bool : compute, dev, {a, b});
   kernel::binary(op, out, kernel_input(op, a, compute, dev), kernel_input(op, b, compute, dev), alpha);
   return to_bool || compute == dtype ? out : out.to(dtype);
 }

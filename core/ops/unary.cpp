@@ -108,7 +108,7 @@ template <class Kernel>
 Tensor compute(const Tensor& x, DType dtype, Kernel kernel, bool gpu_half = false) {
   autograd::NoGradGuard no_grad;  // the casts are not part of the graph
   const DType work = is_half(dtype) && !(gpu_half && x.device().is_cuda()) ? DType::Float32 : dtype;
-  Tensor out = empty(x.shape(), work, x.device());
+  Tensor out = empty_like_operands(x.shape(), work, x.device(), {x});
   kernel(out, x.to(work));
   return work == dtype ? out : out.to(dtype);
 }

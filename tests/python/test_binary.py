@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, needs_gpu, parametrize_cases, random_array, table_tests, to_numpy
+from harness import OpCase, assert_close, make, needs_gpu, parametrize_cases, random_array, table_tests, to_numpy, torch
 
 BROADCAST_SHAPES = [[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 1, 4), (3, 1)], [(), (2, 3)], [(5,), ()],
                     [(0, 3), (1, 3)]]
@@ -676,3 +676,30 @@ def test_equal_on_cuda_and_across_devices():
     assert ember.equal(x.cuda(), x.cuda()) and not ember.equal(x.cuda(), (x + 1).cuda())
     with pytest.raises(RuntimeError, match="equal.*cpu.*cuda|equal.*cuda.*cpu"):
         ember.equal(x.cuda(), x)
+
+
+@pytest.mark.parametrize("perm", [(1, 0, 2), (0, 2, 1), (2, 1, 0), (1, 2, 0)])
+def test_results_follow_a_permuted_operands_layout(perm):
+    # An elementwise result is laid out as its first full-shape operand when that one is dense but
+    # permuted (PyTorch's rule), so the op is one pass in memory order; values are unchanged, and
+    # an in-place op on a permuted tensor walks it in memory order too.
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((2, 4, 3, 5)), rng.standard_normal((2, 4, 3, 5))
+    x = make(a).permute(0, *(p + 1 for p in perm))
+    y = make(b).permute(0, *(p + 1 for p in perm))
+    want_x, want_y = np.transpose(a, (0, *(p + 1 for p in perm))), np.transpose(b, (0, *(p + 1 for p in perm)))
+    for got, want in ((x * y, want_x * want_y), (x + 1.5, want_x + 1.5), (x.exp(), np.exp(want_x)),
+                      (x - make(want_y.copy()), want_x - want_y), (x > y, want_x > want_y)):
+        assert got.stride() == x.stride() and got.shape == x.shape
+        np.testing.assert_allclose(to_numpy(got), want, rtol=1e-6)
+    bias = make(rng.standard_normal(want_x.shape[-1]))
+    np.testing.assert_allclose(to_numpy(x + bias), want_x + to_numpy(bias), rtol=1e-6)
+    contiguous_first = make(want_y.copy()) + x  # a contiguous first operand decides: contiguous
+    assert contiguous_first.is_contiguous()
+    np.testing.assert_allclose(to_numpy(contiguous_first), want_y + want_x, rtol=1e-6)
+    z = make(a).permute(0, *(p + 1 for p in perm))
+    z.mul_(y)
+    np.testing.assert_allclose(to_numpy(z), want_x * want_y, rtol=1e-6)
+    if torch is not None:
+        tx = torch.from_numpy(a).permute(0, *(p + 1 for p in perm))
+        assert (tx * tx).stride() == (x * x).stride()
