@@ -176,7 +176,7 @@ void avg_impl(Tensor& out, const Tensor& x, const PoolGeom& g) {
     T acc = 0;
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t w = w0; w < w1; ++w) acc += xp[in0 + h * g.W + w];
-    op[o] = div > 0 ? acc / static_cast<T>(div) : T(0);
+    op[o] = div != 0 ? acc / static_cast<T>(div) : T(0);  // a negative divisor_override divides too
   });
 }
 
@@ -189,7 +189,7 @@ void avg_backward_impl(Tensor& gx, const Tensor& gy, const PoolGeom& g) {
   // Parallel over planes: each plane's windows write only into that plane.
   for_each_average(g, planes, [&](int64_t in0, int64_t o, int64_t h0, int64_t h1, int64_t w0, int64_t w1,
                                   int64_t div) {
-    if (div <= 0) return;
+    if (div == 0) return;
     const T v = gp[o] / static_cast<T>(div);
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t w = w0; w < w1; ++w) xp[in0 + h * g.W + w] += v;

@@ -313,10 +313,12 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
   check_same_size(input, target, op);
-  if (input.numel() > 0) {
-    const Tensor x = input.detach();
-    const bool in_range = all(logical_and(ge(x, scalar_like(x, 0.0)), le(x, scalar_like(x, 1.0)))).item().to<bool>();
-    EMBER_CHECK(in_range, Error, op, ": all elements of input should be between 0 and 1");
+  if (input.numel() > 0) {  // NaN fails both comparisons, as in PyTorch
+    auto in_unit_range = [](const Tensor& t) {
+      return all(logical_and(ge(t, scalar_like(t, 0.0)), le(t, scalar_like(t, 1.0)))).item().to<bool>();
+    };
+    EMBER_CHECK(in_unit_range(input.detach()), Error, op, ": all elements of input should be between 0 and 1");
+    EMBER_CHECK(in_unit_range(target.detach()), Error, op, ": all elements of target should be between 0 and 1");
   }
   // log clamped to >= -100 like torch, so x = 0 or 1 gives a finite loss;
   // computed off the graph, with torch's gradient recorded for it.

@@ -204,7 +204,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK(start >= -size && start <= size, IndexError, "narrow: start out of range (expected to be in range of [",
               -size, ", ", size, "], but got ", start, ")");
   if (start < 0) start += size;
-  EMBER_CHECK(length >= 0 && start + length <= size, Error, "narrow: start (", start, ") + length (", length,
+  EMBER_CHECK(length >= 0 && length <= size - start, Error, "narrow: start (", start, ") + length (", length,
               ") exceeds dimension size (", size, ")");
   return slice(x, d, start, start + length, 1);
 }

@@ -110,7 +110,7 @@ __global__ void avg_pool_kernel(T* out, const T* x, cpu::PoolGeom g, int64_t tot
     A acc = 0;
     for (int64_t h = c.h0; h < c.h1; ++h)
       for (int64_t w = c.w0; w < c.w1; ++w) acc += load(x, c.in0 + h * g.W + w);
-    store(out, k, c.div > 0 ? acc / static_cast<A>(c.div) : A(0));
+    store(out, k, c.div != 0 ? acc / static_cast<A>(c.div) : A(0));  // a negative divisor_override divides too
   }
 }
 
@@ -119,7 +119,7 @@ __global__ void avg_pool_backward_kernel(T* gx, const T* gy, cpu::PoolGeom g, in
   using A = typename Acc<T>::type;
   EMBER_GRID_LOOP(k, total) {
     const Cell c = average_cell(g, k);
-    if (c.div <= 0) continue;
+    if (c.div == 0) continue;
     const A v = static_cast<A>(load(gy, k)) / static_cast<A>(c.div);
     for (int64_t h = c.h0; h < c.h1; ++h)
       for (int64_t w = c.w0; w < c.w1; ++w) add(gx, c.in0 + h * g.W + w, v);

@@ -84,6 +84,8 @@ def _bytes_tensor(name, shape, buf, where):
         return ember.from_numpy(f32.copy()).to(ember.bfloat16)
     if edtype is None:
         raise _Error(f"{where}: dtype {name} is not supported by ember")
+    if name == "BOOL":  # any nonzero byte is True: a bool tensor must hold only 0 and 1
+        return ember.from_numpy(arr.view(np.uint8) != 0)
     return ember.from_numpy(arr.astype(arr.dtype.newbyteorder("="), copy=True))
 
 

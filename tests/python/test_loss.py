@@ -331,6 +331,9 @@ def test_pointwise_errors():
         F.binary_cross_entropy_with_logits(ember.rand(2, 2), ember.rand(2))
     with pytest.raises(RuntimeError, match=r"^binary_cross_entropy: all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    for bad_target in (2.0, -0.1, float("nan")):  # PyTorch checks the target's range too
+        with pytest.raises(RuntimeError, match=r"^binary_cross_entropy: all elements of target should be between 0"):
+            F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([bad_target]))
     with pytest.raises(ValueError, match=r"^kl_div: 'batch' is not a valid value for reduction"):
         F.kl_div(ember.rand(2), ember.rand(2), reduction="batch")
     with pytest.raises(RuntimeError, match=r"^mse_loss: expected a floating point input, got int64"):

@@ -111,6 +111,7 @@ AVG2D = [
     ("ceil_exclude_pad", (1, 1, 6, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
                                             count_include_pad=False)),
     ("divisor", (1, 2, 4, 4), dict(kernel_size=2, divisor_override=3)),
+    ("negative_divisor", (1, 2, 4, 4), dict(kernel_size=2, divisor_override=-3)),  # divides (was 0)
     ("unbatched", (2, 5, 4), dict(kernel_size=(2, 1))),
 ]
 ADAPTIVE = [("same", (1, 2, 4, 4), 4), ("divisible", (2, 2, 6, 4), (3, 2)), ("uneven", (1, 2, 7, 5), (3, 4)),

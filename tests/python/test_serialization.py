@@ -159,6 +159,17 @@ def test_failure_while_writing_data_keeps_previous_file(tmp_path, monkeypatch):
     assert path.read_bytes() == before
 
 
+def test_safetensors_bool_bytes_other_than_0_and_1_load_as_true(tmp_path):
+    # A bool tensor holding byte 5 or 7 (another writer's file) would compare and sum wrongly.
+    header = json.dumps({"b": {"dtype": "BOOL", "shape": [4], "data_offsets": [0, 4]}}).encode()
+    path = tmp_path / "bools.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes([5, 0, 7, 1]))
+    b = ember.load(path)["b"]
+    assert b.tolist() == [True, False, True, True]
+    assert b.sum().item() == 3 and (b == True).tolist() == [True, False, True, True]  # noqa: E712
+    assert (~b).tolist() == [False, True, False, False]
+
+
 def test_truncated_file_raises(tmp_path):
     path = tmp_path / "ck"
     ember.save({"w": ember.randn(100), "meta": 1}, path)

@@ -208,6 +208,7 @@ def test_getitem_view_grad():
     (lambda: ember.stack([ember.zeros(2, 3), ember.zeros(3)]), RuntimeError,
      r"stack: expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[3\] at entry 1"),
     (lambda: ember.zeros(3).narrow(0, 2, 2), RuntimeError, r"narrow: start \(2\) \+ length \(2\) exceeds"),
+    (lambda: ember.zeros(3).narrow(0, 2, 2**63 - 2), RuntimeError, r"exceeds"),  # start + length past int64
     (lambda: ember.zeros(3).narrow(0, 4, 0), IndexError, "narrow: start out of range"),
     (lambda: ember.zeros(3).select(0, 3), IndexError, "select: index 3 is out of bounds for dimension 0 with size 3"),
     (lambda: ember.zeros(3).select(1, 0), IndexError, "select"),
