@@ -88,6 +88,8 @@ bool index_gather(Tensor& out, const Tensor& src, const std::vector<Tensor>& ind
         const B* srow = s + offs[1] + offset_at(offs + 2);
         if (step[0] == 1 && step[1] == 1) {
           std::memcpy(orow, srow, n * sizeof(B));
+        } else if (step[0] == 1 && step[1] == -1) {  // flip along the last dim: a reversed row, vectorizes
+          for (int64_t i = 0; i < n; ++i) orow[i] = srow[-i];
         } else {
           for (int64_t i = 0; i < n; ++i) orow[i * step[0]] = srow[i * step[1]];
         }

@@ -318,3 +318,13 @@ def test_tril_triu_rows_of_any_layout(dtype, diagonal):
         upper = np.triu(want, k=max(min(diagonal, 99), -99))
         np.testing.assert_array_equal(ember.tril(x, diagonal).numpy(), lower)
         np.testing.assert_array_equal(ember.triu(x, diagonal).numpy(), upper)
+
+
+@pytest.mark.parametrize("dtype", [ember.bool, ember.int8, ember.float16, ember.float32, ember.int64, ember.complex128])
+def test_flip_of_the_last_dim_reverses_each_row(dtype):
+    # A flip of the last dim copies each row reversed (one loop per row); other dims and views too.
+    a = (np.random.default_rng(6).standard_normal((3, 5, 37)) * 9).astype(np.float32)
+    x = ember.from_numpy(a).to(dtype)
+    for view, axes in ((x, (-1,)), (x, (0, 2)), (x[:, 1:4], (2,)), (x.transpose(0, 1), (-1,))):
+        want = np.flip(view.numpy(), axes)
+        np.testing.assert_array_equal(view.flip(axes).numpy(), want)
