@@ -69,6 +69,39 @@ void var(Tensor& out, const Tensor& x, int64_t outer, int64_t reduced, int64_t i
     T* o = out.data<T>();
     const double n = static_cast<double>(reduced);
     const double denom = std::max(0.0, n - correction);
+    if (inner > 1) {
+      // Columns in chunks: each pass reads whole rows of a chunk (contiguous,
+      // vectorized) into per-column accumulators, instead of walking every
+      // column `inner` elements at a time.
+      constexpr int64_t kChunk = 256;
+      const int64_t chunks = (inner + kChunk - 1) / kChunk;
+      const T* in = x.data<T>();
+      parallel_for(0, outer * chunks, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(reduced * kChunk, 1)),
+                   [&](int64_t b, int64_t e) {
+        double mean[kChunk], sq[kChunk];
+        for (int64_t job = b; job < e; ++job) {
+          const int64_t ob = job / chunks, i0 = job % chunks * kChunk, w = std::min(kChunk, inner - i0);
+          const T* block = in + ob * reduced * inner + i0;
+          std::fill(mean, mean + w, 0.0);
+          std::fill(sq, sq + w, 0.0);
+          for (int64_t r = 0; r < reduced; ++r)
+            for (int64_t i = 0; i < w; ++i) mean[i] += block[r * inner + i];
+          for (int64_t i = 0; i < w; ++i) mean[i] /= n;
+          for (int64_t r = 0; r < reduced; ++r) {
+            for (int64_t i = 0; i < w; ++i) {
+              const double d = block[r * inner + i] - mean[i];
+              sq[i] += d * d;
+            }
+          }
+          T* dst = o + ob * inner + i0;
+          for (int64_t i = 0; i < w; ++i) {
+            const double v = sq[i] / denom;
+            dst[i] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+          }
+        }
+      });
+      return;
+    }
     for_each_column(x.data<T>(), outer, reduced, inner, [&](int64_t idx, const T* p, int64_t s) {
       double sum = 0;
       for (int64_t r = 0; r < reduced; ++r) sum += p[r * s];

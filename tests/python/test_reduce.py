@@ -401,3 +401,19 @@ def test_logsumexp_of_long_float32_rows_keeps_float64_accuracy():
     a[4] = -math.inf
     got = to_numpy(make(a).logsumexp(1))
     assert math.isnan(got[2]) and got[3] == math.inf and got[4] == -math.inf
+
+
+@pytest.mark.parametrize("shape, dim", [((300, 700), 0), ((3, 50, 513), 1), ((4, 7, 5, 3), (0, 2)), ((2, 1, 300), 1)])
+@pytest.mark.parametrize("correction", [0, 1, 5])
+def test_var_std_over_leading_dims_against_numpy(shape, dim, correction):
+    # Reducing a dim that is not the last reads whole rows of column chunks (256 wide; partial
+    # chunks, several outer blocks, one row, NaN in one column).
+    a = random_array(shape, np.float32)
+    a.flat[3] = math.nan
+    x = make(a)
+    ref64 = a.astype(np.float64)
+    for fn, ref in ((ember.var, np.var), (ember.std, np.std)):
+        got = to_numpy(fn(x, dim, correction=correction))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = ref(ref64, axis=dim, ddof=correction)
+        np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-7, equal_nan=True)
