@@ -100,3 +100,18 @@ def test_torch_parity(module, mode, widths, value, shape):
     (ref * torch.tensor(g)).sum().backward()
     (out * ember.tensor(g)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.int64, ember.bool])
+def test_constant_pad_crops_then_pads_in_one_copy(dtype):
+    # Negative widths crop, positive ones pad, in any mix; zero widths return the input itself.
+    a = np.arange(3 * 5 * 6).reshape(3, 5, 6) % 7
+    x = ember.from_numpy(a).to(dtype)
+    got = ember.nn.functional.pad(x, (-1, 2, 1, -2, 0, 1), value=1)
+    want = np.pad(x.numpy()[:, :-2, 1:], ((0, 1), (1, 0), (0, 2)), constant_values=1)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert ember.nn.functional.pad(x, (0, 0)) is x
+    w = ember.ones(2, 3, dtype=ember.float64, requires_grad=True)
+    (ember.nn.functional.pad(w, (1, -1, 0, 2)) * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[2, 2, 0], [2, 2, 0]])

@@ -169,29 +169,39 @@ def pad(input, pad, mode="constant", value=None):
             raise ValueError(f"pad: negative padding is only supported for mode 'constant', got {tuple(pad)}")
     value = 0.0 if value is None else value
     out = input
+    if mode == "constant":
+        return _constant_pad(input, pad, value)
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        before, after = _edge_pieces(out, dim, pad[2 * i], pad[2 * i + 1], mode)
+        out = ember.cat([before, out, after], dim)
+    return out
+
+
+def _constant_pad(input, pad, value):
+    """Negative widths crop first (narrow); then one tensor of the padded shape
+    filled with value takes the input in one copy (a cat per padded dim moved
+    every element once per dim)."""
+    out = input
+    widths = []
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         left, right = pad[2 * i], pad[2 * i + 1]
-        if mode != "constant":
-            before, after = _edge_pieces(out, dim, left, right, mode)
-            out = ember.cat([before, out, after], dim)
-            continue
         if left < 0:
             out = out.narrow(dim, -left, out.shape[dim] + left)
-            left = 0
         if right < 0:
             out = out.narrow(dim, 0, out.shape[dim] + right)
-            right = 0
-        pieces = []
-        for width in (left, None, right):
-            if width is None:
-                pieces.append(out)
-            elif width > 0:
-                shape = list(out.shape)
-                shape[dim] = width
-                pieces.append(ember.full(shape, value, dtype=out.dtype, device=out.device))
-        out = ember.cat(pieces, dim) if len(pieces) > 1 else out
-    return out
+        widths.append((dim, max(left, 0), max(right, 0)))
+    if all(left == 0 and right == 0 for _, left, right in widths):
+        return out
+    shape = list(out.shape)
+    inside = [slice(None)] * out.dim()
+    for dim, left, right in widths:
+        shape[dim] += left + right
+        inside[dim] = slice(left, left + out.shape[dim])
+    result = ember.full(shape, value, dtype=out.dtype, device=out.device)
+    result[tuple(inside)] = out
+    return result
 
 
 if not _have("dropout"):
