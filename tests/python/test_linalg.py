@@ -421,11 +421,11 @@ def test_lu_solve_and_the_ex_variants():
     # Pivots outside [1, n] would make getrs swap rows outside the matrix: refused by value.
     for bad in ([0, 2, 3, 4], [1, 2, 3, 5], [2**31 - 1, 2, 3, 4], [-5, 2, 3, 4]):
         wrong = pivots.clone()
-        wrong[1] = ember.tensor(bad, dtype=ember.int32)
+        wrong[1] = ember.tensor(bad, dtype=ember.int32, device=LU.device)
         with pytest.raises(RuntimeError, match=rf"linalg.lu_solve: pivots must lie in \[1, 4\].*got {bad[0] if bad[0] != 1 else 5}"):
             LA.lu_solve(LU, wrong, make(b))
     with pytest.raises(RuntimeError, match=r"pivots must lie in"):
-        ember.lu_solve(make(b[0]), LU[0], ember.tensor([0, 0, 0, 0], dtype=ember.int32))
+        ember.lu_solve(make(b[0]), LU[0], ember.tensor([0, 0, 0, 0], dtype=ember.int32, device=LU.device))
     with pytest.raises(NotImplementedError, match=r"linalg.lu_factor: LU without pivoting"):
         LA.lu_factor(make(a), pivot=False)
 
