@@ -162,7 +162,10 @@ namespace {
 // [0] * r[0] + [1] * r[1] + ...: int64 on `device`.
 Tensor repeated_positions(const std::vector<int64_t>& r, std::optional<int64_t> output_size, const Device& device) {
   int64_t total = 0;
-  for (int64_t v : r) total += v;
+  for (int64_t v : r) {
+    EMBER_CHECK(!__builtin_add_overflow(total, v, &total), Error,
+                "repeat_interleave: the repeats add up to more than an int64 holds");
+  }
   EMBER_CHECK(!output_size || *output_size == total, Error, "repeat_interleave: output_size is ", *output_size,
               ", but the repeats add up to ", total);
   Tensor index = empty({total}, DType::Int64, kCPU);

@@ -39,9 +39,9 @@ inline void check_range(const Tensor& index, int64_t size, int64_t dim, const ch
 // values raise check_range's error for op.
 inline void gather_checked(Tensor& out, const Tensor& src, const Tensor& index, int64_t index_stride, int64_t size,
                            int64_t dim, const char* op, cpu::RangeError kind) {
-  if (out.device().is_cuda()) {
+  if (out.device().is_cuda() || size == 0) {  // size 0: not even element 0 may be read in place of a bad index
     check_range(index, size, dim, op, false, kind);
-    cuda::index_gather(out, src, {index}, {index_stride}, {size});
+    if (out.device().is_cuda()) cuda::index_gather(out, src, {index}, {index_stride}, {size});
     return;
   }
   if (cpu::index_gather(out, src, {index}, {index_stride}, {size}, false)) return;

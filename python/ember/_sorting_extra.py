@@ -133,11 +133,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     for start in range(0, flat.shape[-1], step):
         v = flat.narrow(-1, start, min(step, flat.shape[-1] - start)).unsqueeze(-1)
         s = seq.unsqueeze(-2)
-        below = (s <= v) if right else (s < v)
-        count = below.sum(-1)
-        if v.is_floating_point():  # NaN goes after everything, as in torch
-            count = ember.where(ember.isnan(v.squeeze(-1)), ember.full_like(count, n), count)
-        pieces.append(count)
+        # Elements the CPU's bisection passes: not >= v (not > v with right), as in PyTorch, so a
+        # NaN value counts every element and a NaN in a sorted row is passed.
+        passed = ~(s > v) if right else ~(s >= v)
+        pieces.append(passed.sum(-1))
     counts = ember.cat(pieces, -1) if pieces else ember.zeros(flat.shape, dtype=ember.int64, device=seq.device)
     counts = counts.reshape(values.shape) if values.dim() else counts.reshape(())
     return counts.to(ember.int32 if out_int32 else ember.int64)

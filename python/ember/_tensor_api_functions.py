@@ -187,9 +187,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if pool.numel() == 0:
         found = ember.zeros(values.shape, dtype=ember.bool, device=device)
     else:
+        if pool.is_floating_point():  # NaN matches nothing, and the search would step past it
+            pool = pool[~ember.isnan(pool)]
         pool = ember.sort(pool).values
-        position = ember.searchsorted(pool, values).clamp(max=pool.numel() - 1)
-        found = pool[position] == values
+        if pool.numel() == 0:
+            found = ember.zeros(values.shape, dtype=ember.bool, device=device)
+        else:
+            position = ember.searchsorted(pool, values).clamp(max=pool.numel() - 1)
+            found = pool[position] == values
     found = found.reshape(elements.shape)
     return ~found if invert else found
 

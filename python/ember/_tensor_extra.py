@@ -104,7 +104,11 @@ def _index_copy_(self, dim, index, source):
     _check_index("index_copy_", index)
     dim = _checked_dim("index_copy_", self, dim)
     n = index.numel()
-    if self.dim() and source.dim():
+    if self.dim() == 0:
+        if n != 1 or source.numel() != 1 or source.dim() > 1:
+            raise IndexError(f"index_copy_: a 0-d self takes one index and one source element, got {n} indices "
+                             f"and a source of shape {list(source.shape)}")
+    else:
         if source.dim() != self.dim() or source.shape[dim] != n:
             raise IndexError(f"index_copy_: Number of indices ({n}) should be equal to source.size(dim) "
                              f"({source.shape[dim] if source.dim() == self.dim() else 'none'}), with source "

@@ -181,6 +181,8 @@ def load_torch(data, where, map_location=None, weights_only=True):
                 values = np.frombuffer(raw, dtype=kind.np_dtype)
                 if kind.name == "BFloat16Storage":  # the top half of a float32: exact through float32
                     t = ember.tensor((values.astype(np.uint32) << 16).view(np.float32)).to(ember.bfloat16)
+                elif kind.name == "BoolStorage":  # any nonzero byte is True: bools must hold only 0 and 1
+                    t = ember.tensor(np.frombuffer(raw, dtype=np.uint8) != 0)
                 else:
                     t = ember.tensor(values.copy(), dtype=kind.dtype)
                 cache[key] = t.to(_target_device(location, map_location))

@@ -368,7 +368,7 @@ def _zeta_value(s, a):
     integer_s = s == _C.floor(s)
     # Entries whose value the checks at the end decide (inf at the poles a <= 0 integer, NaN for a < 0
     # with s not an integer, s <= 1) sum at a = 1 instead, so they do not lengthen the sum below.
-    decided = ((a <= 0) & integer_a) | ((a < 0) & ~integer_s) | (s <= 1)
+    decided = ((a <= 0) & integer_a) | ((a < 0) & ~integer_s) | (s <= 1) | _C.isnan(a)
     a_sum = _C.where(decided, _C.ones_like(a), a)
     # A negative a (with an integer s) is shifted past 0 first: that many more direct terms.
     shift = 0
@@ -393,7 +393,7 @@ def _zeta_value(s, a):
     result = _C.where((a <= 0) & integer_a, _C.full_like(result, math.inf), result)
     result = _C.where((a < 0) & ~integer_a & ~integer_s, _C.full_like(result, math.nan), result)
     result = _C.where(s == 1, _C.full_like(result, math.inf), result)
-    return _C.where(s < 1, _C.full_like(result, math.nan), result)
+    return _C.where((s < 1) | _C.isnan(a), _C.full_like(result, math.nan), result)
 
 
 class _Zeta(Function):

@@ -264,3 +264,8 @@ ERRORS = [
 def test_errors(fn, exc, match):
     with pytest.raises(exc, match=match):
         fn()
+
+
+def test_repeat_interleave_counts_adding_up_past_int64_raise():
+    with pytest.raises(RuntimeError, match="repeats add up to more than an int64 holds"):
+        ember.repeat_interleave(ember.tensor([2**63 - 1, 2**63 - 1, 3]))

@@ -465,3 +465,11 @@ def test_setitem_errors():
     with pytest.raises(IndexError):
         x[5] = 1.0
     assert x.tolist() == [[0.0, 0.0]] * 3  # nothing was written
+
+
+def test_gather_from_an_empty_dim_raises_without_reading():
+    # With no element along dim, the kernel has nothing to read in place of a bad index: the
+    # range check runs first (a long row used to read past the empty storage).
+    with pytest.raises(RuntimeError, match="gather: index 0 is out of bounds for dimension 0 with size 0"):
+        ember.gather(ember.zeros(0, 100_000, dtype=ember.float64), 0, ember.zeros(1, 100_000, dtype=ember.int64))
+    assert ember.gather(ember.zeros(0, 5), 0, ember.zeros(0, 5, dtype=ember.int64)).shape == (0, 5)

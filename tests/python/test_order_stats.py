@@ -1,10 +1,12 @@
 """median, kthvalue, quantile, searchsorted, bucketize, bincount and histc
 (python/ember/_sorting_extra.py) against numpy (and PyTorch where importable)."""
+import math
+
 import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, make, table_tests, to_numpy, torch
+from harness import CUDA_AVAILABLE, OpCase, make, table_tests, to_numpy, torch
 
 
 def np_lower_median(a, axis):
@@ -116,6 +118,11 @@ def test_searchsorted_with_nan_follows_pytorch(dtype):
         for (seq, vals), expected in zip(cases, want[right]):
             got = ember.searchsorted(ember.tensor(seq, dtype=dtype), ember.tensor(vals, dtype=dtype), right=right)
             assert got.tolist() == expected, (seq, vals, right)
+            nan_last = all(math.isnan(v) for v in seq[next((i for i, v in enumerate(seq) if math.isnan(v)), len(seq)):])
+            if CUDA_AVAILABLE and nan_last:  # the GPU counts what the bisection passes in a sorted row
+                on_gpu = ember.searchsorted(ember.tensor(seq, dtype=dtype, device="cuda"),
+                                            ember.tensor(vals, dtype=dtype, device="cuda"), right=right)
+                assert on_gpu.tolist() == expected, (seq, vals, right)
             if torch is not None:
                 t = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
                 assert t.tolist() == expected, (seq, vals, right)

@@ -151,6 +151,9 @@ def test_zeta_far_left_of_zero():
     assert got[3] == pytest.approx(0.0077822558979524425, rel=1e-13)  # scipy.special.zeta(3, -7.5)
     assert es.zeta(ember.tensor([2.0], dtype=f64), ember.tensor([-999_999.5], dtype=f64)).item() == \
         pytest.approx(9.869603401089359, rel=1e-10)
+    # A NaN q is NaN, also beside a negative one (its min made the shift NaN).
+    got = es.zeta(ember.tensor([2.0, 2.0], dtype=f64), ember.tensor([math.nan, -0.5], dtype=f64)).tolist()
+    assert math.isnan(got[0]) and got[1] == pytest.approx(4 + math.pi**2 / 2, rel=1e-13)
 
 
 @needs_scipy

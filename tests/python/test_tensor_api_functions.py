@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, table_tests, torch
+from harness import OpCase, assert_close, make, table_tests, to_numpy, torch
 
 FLOATS = (np.float32, np.float64)
 TESTS = np.array([2, 5, -1])
@@ -150,3 +150,12 @@ def test_top_level_nn_inplace_names_return_their_input():
     assert 800 < kept < 1200 and set(y.unique().tolist()) <= {0.0, 2.0}
     z = ember.tensor([0.2, 0.5])
     assert ember.logit_(z) is z and abs(z[1].item()) < 1e-7
+
+
+def test_isin_with_nan_in_the_test_elements():
+    # NaN matches nothing; a NaN tail in the sorted pool must not hide the numbers before it.
+    nan = float("nan")
+    x = make(np.array([1.0, 2.0, nan, 5.0]))
+    for pool in ([1.0, 2.0, nan, nan, nan], [nan], [nan, 2.0]):
+        got = to_numpy(ember.isin(x, make(np.array(pool))))
+        np.testing.assert_array_equal(got, np.isin(to_numpy(x), pool))

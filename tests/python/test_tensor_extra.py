@@ -108,6 +108,10 @@ def test_fill_diagonal_and_index_copy_fill_masked_scatter():
         (lambda: x.index_fill(0, ember.tensor([0], dtype=ember.int32), 1.0), IndexError, r"int64 tensor, got "
                                                                                          r"ember.int32"),
         (lambda: x.index_fill(0, ember.tensor([0]), ember.ones(1)), RuntimeError, r"0-dimensional value tensor"),
+        (lambda: ember.zeros(3).index_copy_(0, ember.tensor([0, 1]), ember.tensor(5.0)), IndexError,
+         r"Number of indices"),
+        (lambda: ember.tensor(1.0).index_copy_(0, ember.tensor([0]), ember.ones(1, 1)), IndexError,
+         r"a 0-d self takes one index and one source element"),
     ]:
         with pytest.raises(exc, match=message):
             call()

@@ -149,6 +149,21 @@ def test_a_checkpoint_whose_strides_leave_its_storage_raises(tmp_path, stride):
         ember.load(bad)
 
 
+def test_a_bool_storage_holding_bytes_other_than_0_and_1_loads_as_true(tmp_path):
+    import zipfile
+    good, bad = tmp_path / "good.pt", tmp_path / "bad.pt"
+    ember.save({"b": ember.tensor([True, False, True, True])}, good, format="torch")
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if "/data/" in name and data == bytes([1, 0, 1, 1]):
+                data = bytes([5, 0, 7, 1])
+            out.writestr(name, data)
+    b = ember.load(bad)["b"]
+    assert b.tolist() == [True, False, True, True] and b.sum().item() == 3
+    assert (b == True).tolist() == [True, False, True, True]  # noqa: E712
+
+
 @needs_torch
 def test_torch_reads_what_ember_writes(tmp_path):
     model = ember.nn.Linear(3, 2)
