@@ -19,16 +19,6 @@ using namespace binary_detail;
 
 namespace {
 
-// PyTorch refuses writes where several elements of self share one address.
-void check_no_internal_overlap(const Tensor& self, const char* op) {
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    EMBER_CHECK(self.strides()[d] != 0 || self.shape()[d] <= 1, Error, op,
-                ": unsupported operation: more than one element of the written-to tensor refers to a single "
-                "memory location (shape ", shape_str(self.shape()), ", strides ", shape_str(self.strides()),
-                "). Please clone() the tensor before performing the operation.");
-  }
-}
-
 // Byte range [first, last) that t's elements occupy.
 std::pair<const char*, const char*> byte_range(const Tensor& t) {
   const char* base = static_cast<const char*>(t.data_ptr());

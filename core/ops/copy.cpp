@@ -48,12 +48,22 @@ bool may_overlap(const Tensor& dst, const Tensor& src) {
 }
 }  // namespace
 
+void check_no_internal_overlap(const Tensor& self, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, op,
+                ": unsupported operation: more than one element of the written-to tensor refers to a single "
+                "memory location (shape ", shape_str(self.shape()), ", strides ", shape_str(self.strides()),
+                "). Please clone() the tensor before performing the operation.");
+  }
+}
+
 Tensor& copy_(Tensor& dst, const Tensor& src, bool non_blocking) {
   broadcast_shapes(dst.shape(), src.shape(), "copy_");
   EMBER_CHECK(numel_of(broadcast_shapes(dst.shape(), src.shape(), "copy_")) == dst.numel(), Error,
               "copy_: source of shape ", shape_str(src.shape()), " cannot be broadcast to ",
               shape_str(dst.shape()));
   autograd::check_inplace(dst, "copy_");
+  check_no_internal_overlap(dst, "copy_");
   if (src.is_same(dst)) return dst;
   const bool grad = autograd::any_requires_grad({dst, src});
   // z.copy_(z.t()) and other overlapping views: read from a copy of src (torch raises instead).

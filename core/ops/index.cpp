@@ -293,6 +293,7 @@ namespace {
 // The in-place forms: compute out of place, write back, take over the history.
 Tensor& assign(Tensor& self, const Tensor& result, const char* op) {
   autograd::check_inplace(self, op);
+  check_no_internal_overlap(self, op);
   return assign_inplace(self, result);
 }
 }  // namespace

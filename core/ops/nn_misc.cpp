@@ -161,11 +161,7 @@ Tensor dropout(const Tensor& input, double p, bool training, bool inplace) {
   if (!training || p == 0.0) return input;
   if (!inplace) return std::get<0>(native_dropout(input, p, true));
   Tensor self = input;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, op, ": unsupported operation: more than one ",
-                "element of the written-to tensor (shape ", self.shape_str(), ") refers to a single memory location; ",
-                "call .clone() first");
-  }
+  check_no_internal_overlap(self, op);
   autograd::check_inplace(self, op);
   if (!autograd::any_requires_grad({self}) && self.is_contiguous()) {  // no history to keep: write over self
     Tensor mask = empty(self.shape(), DType::Bool, self.device());

@@ -13,6 +13,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/complex.h>
+#include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
 #include <ember/core/ops/shape.h>
 #include <ember/core/type_promotion.h>
@@ -42,11 +43,7 @@ Tensor& fill_random(Tensor& self, const char* op, const OptGenerator& gen, uint6
   autograd::check_inplace(self, op);
   EMBER_CHECK(self.device().is_cpu() || self.device().is_cuda(), NotImplementedError, op,
               ": no kernel for device ", self.device().str());
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, op, ": unsupported operation: more than one ",
-                "element of the written-to tensor (shape ", self.shape_str(), ") refers to a single memory location; ",
-                "call .clone() first");
-  }
+  check_no_internal_overlap(self, op);
   Generator g = pick_generator(gen, self.device(), op);
   if (self.numel() > 0) {
     const PhiloxStream s = g.reserve(blocks);

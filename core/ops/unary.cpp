@@ -163,11 +163,7 @@ void check_castable(const char* name, DType result, DType self) {
 
 void check_writable(const char* name, const Tensor& self) {
   check_input(name, self);
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    EMBER_CHECK(self.stride(d) != 0 || self.size(d) <= 1, Error, name,
-                ": unsupported operation: more than one element of the written-to tensor refers to a single "
-                "memory location (shape ", self.shape_str(), " is expanded). Please clone() the tensor first.");
-  }
+  check_no_internal_overlap(self, name);
 }
 
 

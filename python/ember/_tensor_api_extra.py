@@ -53,11 +53,8 @@ def _check_leaf(name, self):
 
 def write_back(name, self, result):
     """Copies an out-of-place result into self, as torch's in-place ops do:
-    the result must have self's shape and a dtype that casts to self's."""
-    if any(stride == 0 and size > 1 for size, stride in zip(self.shape, self.stride())):
-        raise RuntimeError(f"{name}: unsupported operation: more than one element of the written-to tensor refers "
-                           f"to a single memory location (shape {list(self.shape)} is expanded). Please clone() "
-                           f"the tensor first.")
+    the result must have self's shape and a dtype that casts to self's, and self
+    must not be expanded (copy_ refuses that)."""
     if tuple(result.shape) != tuple(self.shape):
         raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")

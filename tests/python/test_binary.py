@@ -556,6 +556,13 @@ def test_inplace_errors():
         ember.ones(3).add_(ember.ones(2, 3))
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         ember.ones(1, 3).expand(2, 3).mul_(2)
+    with pytest.raises(RuntimeError, match="copy_: unsupported operation: more than one element of the written-to"):
+        ember.ones(1, 3).expand(2, 3).copy_(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="scatter_: unsupported operation: more than one element of the written-to"):
+        ember.ones(1, 3).expand(2, 3).scatter_(1, ember.tensor([[0], [1]]), 2.0)
+    expanded = ember.ones(1, 3).expand(2, 3)
+    expanded.fill_(2.0)  # fill_ writes one value everywhere: torch allows it
+    assert expanded.tolist() == [[2.0] * 3] * 2
     with pytest.raises(RuntimeError, match=r"masked_fill_: mask of shape \[2, 3\] cannot be broadcast"):
         ember.ones(3).masked_fill_(ember.ones(2, 3) > 0, 1.0)
 
