@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <ember/core/ops/complex.h>
+#include <ember/core/scalar_fits.h>
 
 #include <ember/autograd/functions/copy.h>
 #include <ember/autograd/grad_mode.h>
@@ -146,6 +147,7 @@ Tensor& assign_inplace(Tensor& self, const Tensor& result) {
 
 Tensor& Tensor::fill_(const Scalar& value) {
   autograd::check_inplace(*this, "fill_");
+  check_scalar_fits(value, dtype(), "fill_");
   if (is_complex(dtype())) complex_ops::fill(*this, value.to_double());
   else if (device().is_cuda()) cuda::fill(*this, value);
   else cpu::fill(*this, value);

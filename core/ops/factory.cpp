@@ -4,6 +4,7 @@
 
 #include <ember/core/cpu/factory.h>
 #include <ember/core/error.h>
+#include <ember/core/scalar_fits.h>
 
 namespace ember {
 
@@ -27,7 +28,9 @@ Tensor ones(const Shape& shape, DType dtype, Device device) { return filled(shap
 
 Tensor full(const Shape& shape, const Scalar& value, std::optional<DType> dtype, Device device) {
   check_size_nonnegative(shape, "full");
-  Tensor t = empty(shape, dtype.value_or(value.default_dtype()), device);
+  const DType dt = dtype.value_or(value.default_dtype());
+  check_scalar_fits(value, dt, "full");
+  Tensor t = empty(shape, dt, device);
   t.fill_(value);
   return t;
 }

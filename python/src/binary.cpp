@@ -4,10 +4,19 @@
 
 #include "bind.h"
 
+#include <ember/core/scalar_fits.h>
+
 namespace ember::python {
 
 namespace {
 Tensor arg(py::handle o, const char* op) { return to_tensor_arg(o, op); }
+
+// A fill value for `self`: a Python number must fit self's dtype, as in
+// PyTorch (a tensor value is cast as it is).
+Tensor fill_arg(py::handle value, DType self, const char* op) {
+  if (!py::isinstance<Tensor>(value) && !is_complex_value(value)) check_scalar_fits(to_scalar(value, op), self, op);
+  return arg(value, op);
+}
 
 // Whether `o` can be an operand of a comparison operator; otherwise the
 // operator returns NotImplemented, so `x == None` is False as in PyTorch.
@@ -143,7 +152,8 @@ void init_select(py::module_& m, TensorClass& cls) {
     return lerp(arg(s, "lerp"), arg(e, "lerp"), arg(w, "lerp"));
   }, py::arg("input"), py::arg("end"), py::arg("weight"));
   m.def("masked_fill", [](py::object a, py::object mask, py::object value) {
-    return masked_fill(arg(a, "masked_fill"), arg(mask, "masked_fill"), arg(value, "masked_fill"));
+    const Tensor self = arg(a, "masked_fill");
+    return masked_fill(self, arg(mask, "masked_fill"), fill_arg(value, self.dtype(), "masked_fill"));
   }, py::arg("input"), py::arg("mask"), py::arg("value"));
 
   cls.def("where", [](const Tensor& a, py::object cond, py::object b) {
@@ -156,10 +166,10 @@ void init_select(py::module_& m, TensorClass& cls) {
         return a.lerp_(arg(e, "lerp_"), arg(w, "lerp_"));
       }, py::arg("end"), py::arg("weight"))
       .def("masked_fill", [](const Tensor& a, py::object mask, py::object value) {
-        return masked_fill(a, arg(mask, "masked_fill"), arg(value, "masked_fill"));
+        return masked_fill(a, arg(mask, "masked_fill"), fill_arg(value, a.dtype(), "masked_fill"));
       }, py::arg("mask"), py::arg("value"))
       .def("masked_fill_", [](Tensor& a, py::object mask, py::object value) -> Tensor& {
-        return a.masked_fill_(arg(mask, "masked_fill_"), arg(value, "masked_fill_"));
+        return a.masked_fill_(arg(mask, "masked_fill_"), fill_arg(value, a.dtype(), "masked_fill_"));
       }, py::arg("mask"), py::arg("value"));
 }
 

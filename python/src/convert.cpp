@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include <ember/core/scalar_fits.h>
 #include <ember/core/type_promotion.h>
 
 #include "bind.h"
@@ -294,6 +295,18 @@ void fill_from_int(py::handle obj, int64_t*& out) {
   *out++ = static_cast<int64_t>(v);
 }
 
+// ember.tensor([300], dtype=uint8) raises, as in PyTorch, instead of wrapping.
+void check_values_fit(const Tensor& t, DType target) {
+  const int64_t n = t.numel();
+  if (t.dtype() == DType::Float64) {
+    const double* p = t.data<double>();
+    for (int64_t i = 0; i < n; ++i) check_scalar_fits(Scalar(p[i]), target, "tensor");
+  } else {
+    const int64_t* p = t.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) check_scalar_fits(Scalar(p[i]), target, "tensor");
+  }
+}
+
 }  // namespace
 
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device device) {
@@ -340,6 +353,7 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     int64_t* p = t.data<int64_t>();
     fill_from_int(data, p);
   }
+  if (dtype && is_integral(*dtype) && !is_complex(t.dtype())) check_values_fit(t, *dtype);
   return t.to(device, dtype.value_or(natural));
 }
 

@@ -4,6 +4,8 @@
 
 #include "bind.h"
 
+#include <ember/core/scalar_fits.h>
+
 namespace ember::python {
 
 namespace {
@@ -91,7 +93,9 @@ Tensor to_value(py::handle value, const Tensor& like) {
     return tensor_from_data(value, like.dtype(), like.device());
   }
   if (PyComplex_Check(value.ptr())) return to_tensor_arg(value, "setitem").to(like.device());
-  return scalar_tensor(to_scalar(value, "setitem"), like.device());
+  const Scalar v = to_scalar(value, "setitem");
+  check_scalar_fits(v, like.dtype(), "setitem");
+  return scalar_tensor(v, like.device());
 }
 
 IndexList to_index_list(py::handle indices) {
@@ -111,7 +115,9 @@ Tensor scatter_impl(const Tensor& t, int64_t dim, const Tensor& index, py::objec
   EMBER_CHECK(!s.is_none(), TypeError, op, ": expected src or value");
   if (py::isinstance<Tensor>(s)) return add ? scatter_add(t, dim, index, s.cast<Tensor>()) : scatter(t, dim, index, s.cast<Tensor>());
   EMBER_CHECK(!add, TypeError, "scatter_add: src must be a Tensor, got ", type_name(s));
-  return scatter(t, dim, index, to_scalar(s, op));
+  const Scalar v = to_scalar(s, op);
+  check_scalar_fits(v, t.dtype(), op);
+  return scatter(t, dim, index, v);
 }
 
 py::object nonzero_result(const Tensor& t, bool as_tuple) {
@@ -144,7 +150,9 @@ void init_index(py::module_& m) {
            [](Tensor& t, int64_t dim, const Tensor& index, py::object src, py::object value) -> Tensor& {
              py::object s = src.is_none() ? value : src;
              if (py::isinstance<Tensor>(s)) return t.scatter_(dim, index, s.cast<Tensor>());
-             return ember::scatter_(t, dim, index, to_scalar(s, "scatter_"));
+             const Scalar v = to_scalar(s, "scatter_");
+             check_scalar_fits(v, t.dtype(), "scatter_");
+             return ember::scatter_(t, dim, index, v);
            },
            py::arg("dim"), py::arg("index"), py::arg("src") = py::none(), py::kw_only(), py::arg("value") = py::none())
       .def("scatter_add", &Tensor::scatter_add, py::arg("dim"), py::arg("index"), py::arg("src"))

@@ -1,5 +1,10 @@
 // The tensor core: dtype promotion, shapes and strides, views, scalar
 // tensors, copies and conversions, and the version counter.
+#include <cmath>
+#include <limits>
+
+#include <ember/core/scalar_fits.h>
+
 #include "util.h"
 
 using namespace ember;
@@ -154,4 +159,30 @@ TEST_CASE("in-place writes bump the version shared by all views", "[tensor][vers
   REQUIRE(x.version() == v0 + 3);
   // A fresh tensor has its own counter.
   REQUIRE(y.version() == 0);
+}
+
+TEST_CASE("fills refuse numbers outside an integer dtype's range", "[tensor][scalar]") {
+  using D = DType;
+  REQUIRE(scalar_fits(Scalar(int64_t{255}), D::UInt8));
+  REQUIRE(scalar_fits(Scalar(int64_t{-255}), D::UInt8));  // two's complement, as PyTorch allows
+  REQUIRE_FALSE(scalar_fits(Scalar(int64_t{256}), D::UInt8));
+  REQUIRE_FALSE(scalar_fits(Scalar(int64_t{-256}), D::UInt8));
+  REQUIRE_FALSE(scalar_fits(Scalar(-1.0), D::UInt8));  // a float takes no wrap
+  REQUIRE(scalar_fits(Scalar(255.9), D::UInt8));        // truncated first
+  REQUIRE(scalar_fits(Scalar(int64_t{-128}), D::Int8));
+  REQUIRE_FALSE(scalar_fits(Scalar(int64_t{128}), D::Int8));
+  REQUIRE_FALSE(scalar_fits(Scalar(2147483648.0), D::Int32));
+  REQUIRE(scalar_fits(Scalar(-2147483648.0), D::Int32));
+  REQUIRE(scalar_fits(Scalar(std::numeric_limits<int64_t>::max()), D::Int64));
+  REQUIRE_FALSE(scalar_fits(Scalar(9223372036854775808.0), D::Int64));  // 2^63
+  REQUIRE(scalar_fits(Scalar(-9223372036854775808.0), D::Int64));
+  REQUIRE_FALSE(scalar_fits(Scalar(std::nan("")), D::Int64));
+  REQUIRE_FALSE(scalar_fits(Scalar(std::numeric_limits<double>::infinity()), D::Int32));
+  REQUIRE(scalar_fits(Scalar(1e300), D::Float16));  // rounds to inf, as PyTorch's fills do
+  REQUIRE(scalar_fits(Scalar(std::nan("")), D::Bool));
+  require_throws<Error>([] { full({2}, Scalar(int64_t{300}), DType::UInt8); },
+                 "full: value 300 cannot be converted to type uint8 without overflow");
+  Tensor t = zeros({2}, DType::Int8);
+  require_throws<Error>([&] { t.fill_(Scalar(200.0)); }, "fill_: value 200 cannot be converted to type int8");
+  require_values(full({2}, Scalar(int64_t{-1}), DType::UInt8), {255, 255});
 }

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make
+from harness import DEVICE, OpCase, assert_close, make
 
 # The *_like functions as one-input rows of the op table (values do not
 # depend on the input's data, only its shape and dtype).
@@ -184,3 +184,63 @@ def test_type_errors():
         ember.arange()
     with pytest.raises(RuntimeError, match="floating point"):
         ember.zeros(2, dtype=ember.int64, requires_grad=True)
+
+
+# ---- a Python number that does not fit the integer dtype it fills is refused (torch's rule), not wrapped
+
+_FILLS = {
+    "full": lambda v, dt: ember.full((2,), v, dtype=dt, device=DEVICE),
+    "fill_": lambda v, dt: ember.zeros(2, dtype=dt, device=DEVICE).fill_(v),
+    "tensor": lambda v, dt: ember.tensor([v, 0], dtype=dt, device=DEVICE),
+    "masked_fill_": lambda v, dt: ember.zeros(2, dtype=dt, device=DEVICE).masked_fill_(
+        ember.ones(2, dtype=ember.bool, device=DEVICE), v),
+    "masked_fill": lambda v, dt: ember.masked_fill(ember.zeros(2, dtype=dt, device=DEVICE),
+                                                   ember.ones(2, dtype=ember.bool, device=DEVICE), v),
+    "setitem": lambda v, dt: ember.zeros(2, dtype=dt, device=DEVICE).__setitem__(slice(None), v),
+    "scatter": lambda v, dt: ember.zeros(2, dtype=dt, device=DEVICE).scatter(
+        0, ember.tensor([0, 1], device=DEVICE), value=v),
+    "scatter_": lambda v, dt: ember.zeros(2, dtype=dt, device=DEVICE).scatter_(
+        0, ember.tensor([0, 1], device=DEVICE), value=v),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_FILLS))
+@pytest.mark.parametrize("value,dtype", [(300, ember.uint8), (-256, ember.uint8), (-1.0, ember.uint8),
+                                         (256.0, ember.uint8), (128, ember.int8), (-129, ember.int8),
+                                         (2 ** 31, ember.int32), (float("nan"), ember.int64),
+                                         (float("inf"), ember.int32), (9.3e18, ember.int64)])
+def test_fill_values_out_of_an_integer_range_are_refused(op, value, dtype):
+    with pytest.raises(RuntimeError, match="cannot be converted to type .* without overflow"):
+        _FILLS[op](value, dtype)
+
+
+@pytest.mark.parametrize("op", sorted(_FILLS))
+@pytest.mark.parametrize("value,dtype,expected", [(-1, ember.uint8, 255), (-255, ember.uint8, 1),
+                                                  (255.9, ember.uint8, 255), (-128, ember.int8, -128),
+                                                  (-2 ** 31, ember.int32, -2 ** 31),
+                                                  (2 ** 63 - 1, ember.int64, 2 ** 63 - 1), (5, ember.bool, True),
+                                                  (1e6, ember.float16, float("inf"))])
+def test_fill_values_inside_the_range_are_written(op, value, dtype, expected):
+    # Unsigned dtypes take negative integers down to -max as two's complement, as torch does;
+    # floating dtypes round out-of-range values to inf.
+    if op == "setitem":  # __setitem__ returns None
+        t = ember.zeros(2, dtype=dtype, device=DEVICE)
+        t[:] = value
+    else:
+        t = _FILLS[op](value, dtype)
+    if op == "tensor":
+        assert t.tolist()[0] == expected
+    else:
+        assert t.tolist() == [expected, expected]
+
+
+def test_fill_range_error_names_the_op_and_value():
+    with pytest.raises(RuntimeError, match=r"^full: value 300 cannot be converted to type uint8 without overflow"):
+        ember.full((2,), 300, dtype=ember.uint8)
+    with pytest.raises(RuntimeError, match=r"fill_: value nan cannot be converted to type int64"):
+        ember.zeros(1, dtype=ember.int64).fill_(float("nan"))
+
+
+def test_arithmetic_with_an_out_of_range_number_still_wraps():
+    # torch refuses fills, not arithmetic: uint8 + 300 wraps as a uint8 sum.
+    assert (ember.zeros(2, dtype=ember.uint8, device=DEVICE) + 300).tolist() == [44, 44]
