@@ -62,7 +62,7 @@ Tensor cumprod_backward(const Tensor& g, const Tensor& x, const Tensor& out, int
 std::tuple<Tensor, Tensor> extreme_scan(bool is_max, const Tensor& x, int64_t dim) {
   const char* name = is_max ? "cummax" : "cummin";
   EMBER_CHECK(x.defined(), ValueError, name, ": got an undefined tensor");
-  const int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), name);
+  const int64_t d = wrap_dim(dim, x.dim(), name);  // a 0-d tensor takes dim 0 or -1
   // bool compares as uint8, the half types in float32; the values come back in x's dtype.
   const DType compute = x.dtype() == DType::Bool ? DType::UInt8 : is_half(x.dtype()) ? DType::Float32 : x.dtype();
   auto [values, indices] = run_scan(is_max ? ScanOp::Max : ScanOp::Min, x, d, compute, name);
@@ -83,7 +83,7 @@ std::tuple<Tensor, Tensor> extreme_scan(bool is_max, const Tensor& x, int64_t di
 
 Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   EMBER_CHECK(x.defined(), ValueError, "cumprod: got an undefined tensor");
-  const int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), "cumprod");
+  const int64_t d = wrap_dim(dim, x.dim(), "cumprod");  // a 0-d tensor takes dim 0 or -1
   const DType dt = dtype.value_or(is_floating(x.dtype()) || is_complex(x.dtype()) ? x.dtype() : DType::Int64);
   const DType compute = is_half(dt) ? DType::Float32 : dt;
   auto [out, unused] = run_scan(ScanOp::Prod, x, d, compute, "cumprod");
@@ -106,7 +106,7 @@ Tensor logcumsumexp(const Tensor& x, int64_t dim) {
   EMBER_CHECK(x.defined(), ValueError, "logcumsumexp: got an undefined tensor");
   EMBER_CHECK(is_floating(x.dtype()), Error, "logcumsumexp: expected a floating point tensor, got ",
               dtype_name(x.dtype()));
-  const int64_t d = x.dim() == 0 ? 0 : wrap_dim(dim, x.dim(), "logcumsumexp");
+  const int64_t d = wrap_dim(dim, x.dim(), "logcumsumexp");  // a 0-d tensor takes dim 0 or -1
   const DType compute = is_half(x.dtype()) ? DType::Float32 : x.dtype();
   auto [out, unused] = run_scan(ScanOp::LogSumExp, x, d, compute, "logcumsumexp");
   out = out.to(x.dtype());

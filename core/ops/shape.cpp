@@ -153,8 +153,8 @@ Tensor permute(const Tensor& x, const Dims& dims) {
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
   const int64_t nd = x.dim();
-  if (nd == 0) return view(x, {});
   const int64_t a = wrap_dim(dim0, nd, "transpose"), b = wrap_dim(dim1, nd, "transpose");
+  if (nd == 0) return view(x, {});
   Dims dims(nd);
   for (int64_t i = 0; i < nd; ++i) dims[i] = i;
   std::swap(dims[a], dims[b]);
@@ -445,8 +445,8 @@ Tensor Tensor::unsqueeze(int64_t dim) const { return ember::unsqueeze(*this, dim
 Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t dim) const { return ember::squeeze(*this, dim); }
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  if (dim() == 0) return reshape({1});
   const int64_t s = wrap_dim(start_dim, dim(), "flatten"), e = wrap_dim(end_dim, dim(), "flatten");
+  if (dim() == 0) return reshape({1});
   EMBER_CHECK(s <= e, Error, "flatten: start_dim cannot come after end_dim");
   Shape shape(this->shape().begin(), this->shape().begin() + s);
   int64_t n = 1;

@@ -80,3 +80,15 @@ def test_gradients_of_the_extremes_and_logcumsumexp_with_negative_grads():
     y = make(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
     w = make(np.random.default_rng(1).standard_normal((3, 4)))  # gradients of both signs
     assert ember.autograd.gradcheck(lambda t: ember.logcumsumexp(t, 1) * w, (y,))
+
+
+@pytest.mark.parametrize("op", [ember.cumsum, ember.cumprod, ember.cummax, ember.cummin, ember.logcumsumexp])
+def test_a_0d_input_takes_only_dims_0_and_minus_1(op):
+    x = make(np.array(2.0, dtype=np.float32))
+    for d in (0, -1):
+        out = op(x, d)
+        out = out[0] if isinstance(out, tuple) else out
+        assert out.dim() == 0
+    for d in (1, -2):
+        with pytest.raises(IndexError, match=r"dimension out of range \(expected to be in range of \[-1, 0\]"):
+            op(x, d)

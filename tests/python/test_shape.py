@@ -328,3 +328,14 @@ def test_flip_of_the_last_dim_reverses_each_row(dtype):
     for view, axes in ((x, (-1,)), (x, (0, 2)), (x[:, 1:4], (2,)), (x.transpose(0, 1), (-1,))):
         want = np.flip(view.numpy(), axes)
         np.testing.assert_array_equal(view.flip(axes).numpy(), want)
+
+
+@pytest.mark.parametrize("op", [lambda x, d: x.transpose(0, d), lambda x, d: x.flatten(0, d),
+                                lambda x, d: ember.swapaxes(x, d, 0)], ids=["transpose", "flatten", "swapaxes"])
+def test_a_0d_tensor_takes_only_dims_0_and_minus_1(op):
+    x = make(np.array(2.0, dtype=np.float32))
+    for d in (0, -1):
+        op(x, d)  # accepted, as in torch
+    for d in (1, -2):
+        with pytest.raises(IndexError, match=r"dimension out of range \(expected to be in range of \[-1, 0\]"):
+            op(x, d)
