@@ -57,6 +57,10 @@ void check_common(const char* op, const Tensor& x, const Tensor& w, const Tensor
               "-D (unbatched) or ", spatial + 2, "-D (batched) input, but got input of size ", x.shape_str());
   EMBER_CHECK(w.dim() == spatial + 2, Error, op, ": expected weight to be ", spatial + 2,
               "-D, but got weight of size ", w.shape_str());
+  for (int64_t d = 2; d < w.dim(); ++d) {
+    EMBER_CHECK(w.size(d) > 0, Error, op, ": kernel size should be greater than zero, but got weight of size ",
+                w.shape_str());
+  }
   EMBER_CHECK(is_floating(x.dtype()), Error, op, ": expected a floating point input, but got ",
               dtype_name(x.dtype()));
   EMBER_CHECK(x.dtype() == w.dtype(), Error, op, ": expected input (", dtype_name(x.dtype()), ") and weight (",

@@ -61,6 +61,14 @@ def _check_size(n, op):
         raise RuntimeError(f"{op}: Invalid number of data points ({n}) specified")
 
 
+def _signal_size(n, op):
+    """A 1-D transform's n as the s of the n-D ones; unlike an s entry, n = -1 is refused."""
+    if n is None:
+        return None
+    _check_size(n, op)
+    return [n]
+
+
 def _resize(x, dim, n):
     """x zero-padded or trimmed to n elements along dim."""
     size = x.shape[dim]
@@ -114,12 +122,12 @@ def _fftn(x, s, dim, norm, forward, op):
 
 def fft(input, n=None, dim=-1, norm=None):
     """The 1-D discrete Fourier transform along dim (zero-padded or trimmed to n)."""
-    return _fftn(input, None if n is None else [n], [dim], norm, True, "fft")
+    return _fftn(input, _signal_size(n, "fft"), [dim], norm, True, "fft")
 
 
 def ifft(input, n=None, dim=-1, norm=None):
     """The 1-D inverse discrete Fourier transform along dim."""
-    return _fftn(input, None if n is None else [n], [dim], norm, False, "ifft")
+    return _fftn(input, _signal_size(n, "ifft"), [dim], norm, False, "ifft")
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None):
@@ -153,7 +161,7 @@ def _rfftn(x, s, dim, norm, op):
 
 def rfft(input, n=None, dim=-1, norm=None):
     """The one-sided (n // 2 + 1 bins) transform of a real signal."""
-    return _rfftn(input, None if n is None else [n], [dim], norm, "rfft")
+    return _rfftn(input, _signal_size(n, "rfft"), [dim], norm, "rfft")
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
@@ -188,7 +196,7 @@ def _irfftn(x, s, dim, norm, op):
 
 def irfft(input, n=None, dim=-1, norm=None):
     """The inverse of rfft: n real samples (2 * (bins - 1) by default) from a one-sided spectrum."""
-    return _irfftn(input, None if n is None else [n], [dim], norm, "irfft")
+    return _irfftn(input, _signal_size(n, "irfft"), [dim], norm, "irfft")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
@@ -203,13 +211,13 @@ def irfftn(input, s=None, dim=None, norm=None):
 
 def hfft(input, n=None, dim=-1, norm=None):
     """The real spectrum of a signal given by its first half (Hermitian symmetric)."""
-    return _irfftn(_complex(input, "hfft").conj(), None if n is None else [n], [dim], _SWAPPED[_checked(norm)],
+    return _irfftn(_complex(input, "hfft").conj(), _signal_size(n, "hfft"), [dim], _SWAPPED[_checked(norm)],
                    "hfft")
 
 
 def ihfft(input, n=None, dim=-1, norm=None):
     """The inverse of hfft: the first half of the signal of a real spectrum."""
-    return _rfftn(input, None if n is None else [n], [dim], _SWAPPED[_checked(norm)], "ihfft").conj()
+    return _rfftn(input, _signal_size(n, "ihfft"), [dim], _SWAPPED[_checked(norm)], "ihfft").conj()
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None):

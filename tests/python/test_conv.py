@@ -250,3 +250,16 @@ def test_large_images_run_in_batch_chunks():
         gw_parts.append(to_np(wn.grad))
         assert_close(x.grad[n:n + 1], to_np(xn.grad), 1e-5, 1e-5)
     assert_close(w.grad, gw_parts[0] + gw_parts[1], 1e-3, 1e-2)
+
+
+@pytest.mark.parametrize("weight_shape", [(1, 1, 0, 3), (1, 1, 3, 0)])
+def test_a_kernel_with_a_zero_size_is_refused(weight_shape):
+    x = make(np.ones((1, 1, 4, 4), dtype=np.float32))
+    w = make(np.ones(weight_shape, dtype=np.float32))
+    with pytest.raises(RuntimeError, match=r"conv2d: kernel size should be greater than zero, but got weight of "
+                                           r"size \[1, 1, "):
+        ember.nn.functional.conv2d(x, w)
+    with pytest.raises(RuntimeError, match=r"conv_transpose2d: kernel size should be greater than zero"):
+        ember.nn.functional.conv_transpose2d(x, w)
+    with pytest.raises(RuntimeError, match=r"conv1d: kernel size should be greater than zero"):
+        ember.nn.functional.conv1d(x[0], make(np.ones((1, 1, 0), dtype=np.float32)))

@@ -82,7 +82,8 @@ def test_double_backward_of_the_diagonal():
     assert ember.autograd.gradcheck(first_grad, (x,))
 
 
-@pytest.mark.parametrize("row,col,offset", [(3, 3, 0), (4, 3, 1), (3, 5, -1), (0, 3, 0), (3, 3, 10), (3, 3, -10)])
+@pytest.mark.parametrize("row,col,offset", [(3, 3, 0), (4, 3, 1), (3, 5, -1), (0, 3, 0), (3, 3, 10), (3, 3, -10),
+                                            (7, 4, -2), (4, 9, 3), (5, 0, 0), (6, 6, -6), (6, 6, 5)])
 def test_triangle_indices(row, col, offset):
     lower = ember.tril_indices(row, col, offset)
     upper = ember.triu_indices(row, col, offset)
@@ -93,6 +94,23 @@ def test_triangle_indices(row, col, offset):
         np.testing.assert_array_equal(lower.numpy(), torch.tril_indices(row, col, offset).numpy())
         np.testing.assert_array_equal(upper.numpy(), torch.triu_indices(row, col, offset).numpy())
     assert ember.tril_indices(row, col, offset, dtype=ember.int32).dtype == ember.int32
+
+
+@pytest.mark.parametrize("fn", [ember.tril_indices, ember.triu_indices])
+def test_triangle_indices_refuse_sizes_past_int64(fn):
+    # 2^31 x 2^31 holds about 2^61 pairs: refused before any allocation (it used to exhaust memory).
+    with pytest.raises(RuntimeError, match="indices: storage size calculation overflowed"):
+        fn(2 ** 31, 2 ** 31)
+
+
+def test_triangle_indices_walk_only_rows_that_hold_indices():
+    # 2^40 rows of which only the last (or first) few hold indices: answered at once.
+    rows = 2 ** 40
+    lower = ember.tril_indices(rows, 2, -(rows - 2))
+    np.testing.assert_array_equal(lower.numpy(), [[rows - 2, rows - 1, rows - 1], [0, 0, 1]])
+    upper = ember.triu_indices(rows, 2, 1)
+    np.testing.assert_array_equal(upper.numpy(), [[0], [1]])
+    assert ember.tril_indices(rows, 0).shape == (2, 0)
 
 
 def test_errors_name_the_op():

@@ -87,6 +87,11 @@ def test_errors():
         efft.fft(ember.zeros(4), norm="both")
     with pytest.raises(RuntimeError, match="Invalid number of data points"):
         efft.fft(ember.zeros(4), n=0)
+    # -1 keeps a dim's size in an n-D transform's s, but is no size for a 1-D transform's n.
+    for fn in (efft.fft, efft.ifft, efft.rfft, efft.irfft, efft.hfft, efft.ihfft):
+        with pytest.raises(RuntimeError, match=r"Invalid number of data points \(-1\)"):
+            fn(ember.zeros(4), n=-1)
+    assert efft.fftn(ember.zeros(4, 3), s=(-1, 2)).shape == (4, 2)
     with pytest.raises(IndexError, match="out of range"):
         efft.fft(ember.zeros(4), dim=2)
 

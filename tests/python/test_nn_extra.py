@@ -187,6 +187,11 @@ def test_interpolate_known_values():
 
 def test_interpolate_errors():
     x = ember.zeros(1, 2, 3, 4)
+    for mode in ("nearest", "bilinear", "bicubic"):
+        with pytest.raises(RuntimeError, match=r"interpolate: input \[0, 4\] and output \[2, 2\] sizes should be "
+                                               r"greater than 0"):
+            F.interpolate(ember.zeros(1, 2, 0, 4), size=(2, 2), mode=mode)
+    assert F.interpolate(ember.zeros(0, 2, 3, 4), size=(2, 2)).shape == (0, 2, 2, 2)  # an empty batch is fine
     with pytest.raises(ValueError, match="only one of size or scale_factor"):
         F.interpolate(x, size=2, scale_factor=2)
     with pytest.raises(ValueError, match="either size or scale_factor"):

@@ -872,3 +872,9 @@ def test_models_pickle_and_deepcopy(how):
         clone[4].weight.sub_(clone[4].weight.grad)
     np.testing.assert_array_equal(npy(model[4].weight), before)
     assert model[4].weight.grad is None
+
+
+def test_hardtanh_refuses_min_above_max():
+    with pytest.raises(ValueError, match=r"hardtanh: min_val cannot be greater than max_val \(got 2.0 > 1.0\)"):
+        F.hardtanh(ember.ones(3), 2.0, 1.0)
+    assert F.hardtanh(ember.tensor([-3.0, 0.5, 3.0]), 1.0, 1.0).tolist() == [1.0, 1.0, 1.0]  # equal bounds are fine

@@ -107,7 +107,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f"nearest-exact (got {mode})")
     spatial = input.dim() - 2
     out_size, scales = _output_size(input, size, scale_factor, spatial)
-    if any(s <= 0 for s in out_size):
+    if any(s <= 0 for s in out_size) or any(n <= 0 for n in input.shape[2:]):
         raise RuntimeError(f"interpolate: input {list(input.shape[2:])} and output {out_size} sizes should be "
                            "greater than 0")
     if recompute_scale_factor:

@@ -42,6 +42,8 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val (got {min_val} > {max_val})")
     return input.clamp_(min_val, max_val) if inplace else ember.clamp(input, min_val, max_val)
 
 
