@@ -6,6 +6,8 @@
 #include <ember/core/cpu/linalg.h>
 
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <vector>
 
 #include <ember/core/cpu/lapack.h>
@@ -117,7 +119,13 @@ void cholesky(const Tensor& a, bool upper, const Tensor& info) {
     for_each_matrix(batch_of(a), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         Int status = 0;
-        lapack::potrf(upper ? 'U' : 'L', n, matrix<T>(a, i), std::max<Int>(n, 1), &status);
+        T* m = matrix<T>(a, i);
+        lapack::potrf(upper ? 'U' : 'L', n, m, std::max<Int>(n, 1), &status);
+        // OpenBLAS's potrf lets NaN through where LAPACK's reference stops: the
+        // first NaN pivot fails the factorization, as an order of that minor.
+        for (Int j = 0; status == 0 && j < n; ++j) {
+          if (std::isnan(std::real(m[j * (n + 1)]))) status = j + 1;
+        }
         inf[i] = static_cast<int32_t>(status);
       }
     });

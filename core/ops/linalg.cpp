@@ -410,6 +410,15 @@ Tensor cholesky_inverse(const Tensor& L, bool upper) {
   EMBER_CHECK(L.dim() >= 2 && L.size(L.dim() - 1) == L.size(L.dim() - 2), Error,
               "cholesky_inverse: expected a tensor of square matrices, got shape ", L.shape_str());
   const int64_t n = L.size(L.dim() - 1);
+  if (n > 0) {
+    // A zero on the diagonal makes L singular: report the first one's 1-based
+    // position per matrix (0 when none), as LAPACK's potri would.
+    autograd::NoGradGuard no_grad;
+    using namespace linalg::detail;
+    const Tensor zero = eq(diagonal_view(L), zeros({}, L.dtype(), L.device())).to(DType::Int64);
+    const Tensor first = mul(add(argmax(zero, -1), ones({}, DType::Int64, L.device())), amax(zero, {-1}));
+    check_info("cholesky_inverse", first.to(DType::Int32), Failure::Singular);
+  }
   return cholesky_solve(expand(eye(n, n, L.dtype(), L.device()), L.shape()), L, upper);
 }
 

@@ -721,6 +721,26 @@ def test_singular_and_not_positive_definite():
         ember.inverse(singular)
 
 
+def test_nan_is_not_positive_definite():
+    # The BLAS's potrf lets NaN through; LAPACK's reference (and torch) report the first NaN pivot.
+    a = np.stack([np.eye(3) * 2, np.eye(3) * 2])
+    a[1, 1, 1] = np.nan
+    with pytest.raises(ember.linalg.LinAlgError, match=r"linalg.cholesky: \(Batch element 1\): The factorization "
+                                                       r"could not be completed .* minor of order 2"):
+        LA.cholesky(make(a))
+    assert to_numpy(LA.cholesky_ex(make(a)).info).tolist() == [0, 2]
+
+
+def test_cholesky_inverse_of_a_zero_pivot_is_singular():
+    lower = np.stack([np.eye(3), np.diag([1.0, 2.0, 0.0])])
+    with pytest.raises(RuntimeError, match=r"cholesky_inverse: \(Batch element 1\): The diagonal element 3 is zero, "
+                                           r"the inversion could not be completed because the input matrix is singular"):
+        ember.cholesky_inverse(make(lower))
+    with pytest.raises(RuntimeError, match=r"cholesky_inverse: The diagonal element 1 is zero"):
+        ember.cholesky_inverse(make(np.zeros((2, 2))))
+    assert ember.cholesky_inverse(make(np.zeros((0, 0)))).shape == (0, 0)
+
+
 # ---- PyTorch, when importable
 
 @pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
