@@ -8,6 +8,7 @@ import math
 
 import ember
 from ember import _C
+from ember._float_input import floating
 from ember._tensor_api_extra import add_methods
 from ember._tensor_api_math import wrap_dim
 
@@ -51,13 +52,9 @@ def _spacing(op, y, x, dx, dim):
     return x.narrow(dim, 1, n - 1) - x.narrow(dim, 0, n - 1)
 
 
-def _floating(y):
-    return y if y.is_floating_point() else y.to(ember.get_default_dtype())
-
-
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim, with sample points x or spacing dx (default 1)."""
-    y = _floating(y)
+    y = floating(y, "trapezoid", complex_ok=True)
     if y.dim() == 0:
         raise IndexError(f"trapezoid: Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
     d = wrap_dim("trapezoid", dim, y.dim())
@@ -76,7 +73,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along dim (one element fewer than y there)."""
-    y = _floating(y)
+    y = floating(y, "cumulative_trapezoid", complex_ok=True)
     if y.dim() == 0:
         raise IndexError(f"cumulative_trapezoid: Dimension out of range (expected to be in range of [-1, 0], "
                          f"but got {dim})")

@@ -8,6 +8,7 @@ import math
 
 import ember
 from ember import _C
+from ember._float_input import floating
 from ember._tensor_api_extra import add_methods
 
 Tensor = _C.Tensor
@@ -26,11 +27,6 @@ def _int_dtypes():
 def _check_tensor(op, name, value):
     if not isinstance(value, Tensor):
         raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(value).__name__}")
-
-
-def _floating(x):
-    """x, or x in the default dtype when it holds integers or bools."""
-    return x if x.is_floating_point() else x.to(ember.get_default_dtype())
 
 
 def _promoted(op, a, b):
@@ -134,32 +130,41 @@ def fmin(input, other):
 
 # ---- powers and angles
 
+def _float_power_dtype(input, exponent):
+    """complex128 when either operand is complex, else float64."""
+    is_complex = any(v.is_complex() if isinstance(v, Tensor) else isinstance(v, complex) for v in (input, exponent))
+    return ember.complex128 if is_complex else ember.float64
+
+
 def float_power(input, exponent):
-    """input ** exponent computed in float64 (either may be a Python number)."""
+    """input ** exponent computed in float64, or complex128 when either is complex (either may be a
+    Python number)."""
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power(): expected at least one Tensor argument")
-    if isinstance(input, Tensor):
-        base = input.to(ember.float64)
-        return ember.pow(base, exponent.to(ember.float64) if isinstance(exponent, Tensor) else float(exponent))
-    return ember.pow(float(input), exponent.to(ember.float64))
+    dtype = _float_power_dtype(input, exponent)
+    device = (input if isinstance(input, Tensor) else exponent).device
+
+    def operand(v):
+        if isinstance(v, Tensor):
+            return v.to(dtype)
+        return ember.tensor(v, dtype=dtype, device=device) if isinstance(v, complex) else float(v)
+    return ember.pow(operand(input), operand(exponent))
 
 
 def deg2rad(input):
     """Degrees to radians."""
-    return _floating(input) * (math.pi / 180.0)
+    return floating(input, "deg2rad") * (math.pi / 180.0)
 
 
 def rad2deg(input):
     """Radians to degrees."""
-    return _floating(input) * (180.0 / math.pi)
+    return floating(input, "rad2deg") * (180.0 / math.pi)
 
 
 def sinc(input):
-    """sin(pi x) / (pi x), 1 at x = 0 (with gradient 0 there)."""
-    x = _floating(input)
-    zero = x == 0
-    pix = math.pi * ember.where(zero, ember.ones_like(x), x)  # no 0/0 in either direction
-    return ember.where(zero, ember.ones_like(x), ember.sin(pix) / pix)
+    """sin(pi x) / (pi x), 1 at x = 0 (with gradient 0 there): special.sinc."""
+    from ember.special import sinc as special_sinc
+    return special_sinc(input)
 
 
 def ldexp(input, other):
@@ -201,7 +206,7 @@ def _i0_float64(a):
 
 def i0(input):
     """The zeroth-order modified Bessel function of the first kind."""
-    x = _floating(input)
+    x = floating(input, "i0")
     return _i0_float64(x.to(ember.float64).abs()).to(x.dtype)
 
 
@@ -296,7 +301,7 @@ def mvlgamma(input, p):
     values are not refused and give lgamma's values there."""
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
-    x = _floating(input)
+    x = floating(input, "mvlgamma")
     total = ember.lgamma(x)
     for j in range(1, p):
         total = total + ember.lgamma(x - j / 2)

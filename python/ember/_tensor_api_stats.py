@@ -6,7 +6,8 @@ import math
 import ember
 from ember import _C
 from ember._tensor_api_extra import add_methods
-from ember._tensor_api_math import _floating, _return_type, wrap_dim
+from ember._float_input import floating
+from ember._tensor_api_math import _return_type, wrap_dim
 
 Tensor = _C.Tensor
 
@@ -126,7 +127,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
-    x = _floating(input)
+    x = floating(input, "cov", complex_ok=True)
     x = x.reshape(1, -1) if x.dim() < 2 else x
     n = x.shape[1]
     w = None
@@ -165,17 +166,20 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = total - correction * (w * aweights.reshape(-1)).sum() / total
         norm = norm.clamp(min=0)
     xm = x - avg
-    c = ember.matmul(xm * w if w is not None else xm, xm.t()) / norm
-    return c.reshape(()) if input.dim() < 2 else c
+    c = ember.matmul(xm * w if w is not None else xm, xm.t().conj()) / norm
+    return c.reshape(()) if x.shape[0] == 1 else c  # one variable: a 0-d variance, as torch
 
 
 def corrcoef(input):
-    """Pearson correlation coefficients of input's rows (clipped to [-1, 1])."""
+    """Pearson correlation coefficients of input's rows (clipped to [-1, 1]; complex
+    ones have their real and imaginary parts clipped)."""
     c = cov(input)
     if c.dim() == 0:
         return c / c
     std = ember.sqrt(ember.diagonal(c))
     c = c / std.reshape(-1, 1) / std.reshape(1, -1)
+    if c.is_complex():
+        return ember.complex(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
     return c.clamp(-1, 1)
 
 

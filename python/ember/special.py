@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 
 from ember import _C
+from ember._float_input import floating
 from ember.autograd.function import Function
 
 __all__ = [
@@ -24,12 +25,16 @@ _SQRT2 = math.sqrt(2.0)
 _SQRT_PI = math.sqrt(math.pi)
 
 
+# The functions here that take complex input (torch.special's do too).
+_COMPLEX_OK = frozenset({"expit", "sinc"})
+
+
 def _input(name, x):
     """x as a floating tensor (integers and bools become the default dtype,
-    as torch.special promotes them)."""
+    as torch.special promotes them); complex only where the function takes it."""
     if not isinstance(x, _C.Tensor):
         raise TypeError(f"special.{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    return x if x.is_floating_point() else x.to(_C.get_default_dtype())
+    return floating(x, f"special.{name}", complex_ok=name in _COMPLEX_OK)
 
 
 def _pair(name, x, y):

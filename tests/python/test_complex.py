@@ -501,3 +501,44 @@ def test_complex_fill_values():
         ember.zeros(2).fill_(1j)
     with pytest.raises(TypeError, match="full: a complex value cannot fill a float32 tensor"):
         ember.full((2,), 1j, dtype=ember.float32)
+
+
+# ---- math functions given complex input: computed in complex where torch does, refused elsewhere
+# (they used to cast to a real dtype, dropping the imaginary part without a word)
+
+_Z = np.array([1 + 1j, 0.5 - 0.25j, -2 + 0.5j, 0j], dtype=np.complex64)
+
+
+def test_complex_float_power_sinc_and_integrals_against_numpy():
+    z = ember.tensor(_Z)
+    out = ember.float_power(z, 2)
+    assert out.dtype == ember.complex128
+    np.testing.assert_allclose(out.numpy(), _Z.astype(np.complex128) ** 2, rtol=1e-12)
+    out = ember.float_power(2, z)
+    assert out.dtype == ember.complex128
+    np.testing.assert_allclose(out.numpy(), 2.0 ** _Z.astype(np.complex128), rtol=1e-12)
+    assert ember.float_power(ember.tensor([2.0]), 1j).dtype == ember.complex128
+    for sinc in (ember.sinc, ember.special.sinc):
+        np.testing.assert_allclose(sinc(z).numpy(), np.sinc(_Z), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ember.trapezoid(z).numpy(), np.trapezoid(_Z), rtol=1e-6)
+    running = np.cumsum((_Z[1:] + _Z[:-1]) / 2)
+    np.testing.assert_allclose(ember.cumulative_trapezoid(z).numpy(), running, rtol=1e-6)
+    np.testing.assert_allclose(ember.special.expit(z).numpy(), 1 / (1 + np.exp(-_Z)), rtol=1e-5)
+
+
+def test_complex_cov_and_corrcoef_against_numpy():
+    rows = np.array([[1 + 1j, 2, 3 - 1j, 0.5j], [1, 2, 4, -1], [0.5, -1j, 2 + 2j, 1]], dtype=np.complex128)
+    np.testing.assert_allclose(ember.cov(ember.tensor(rows)).numpy(), np.cov(rows), rtol=1e-12)
+    np.testing.assert_allclose(ember.corrcoef(ember.tensor(rows)).numpy(), np.corrcoef(rows), rtol=1e-12)
+    # One variable: a 0-d variance, as torch (real input too).
+    assert ember.cov(ember.tensor(rows[:1])).shape == ()
+    np.testing.assert_allclose(ember.cov(ember.tensor(rows[:1])).item(), np.cov(rows[:1]), rtol=1e-12)
+    assert ember.cov(ember.tensor([[1.0, 2.0, 4.0]])).shape == ()
+
+
+@pytest.mark.parametrize("fn", [ember.deg2rad, ember.rad2deg, ember.i0, ember.special.erf, ember.special.i0,
+                                ember.special.gammaln, ember.special.ndtr, ember.special.bessel_j0],
+                         ids=lambda f: f.__name__)
+def test_real_only_math_refuses_complex(fn):
+    with pytest.raises(NotImplementedError, match="not supported for complex tensors"):
+        fn(ember.tensor(_Z))
