@@ -116,6 +116,22 @@ def test_errors():
         F.affine_grid(ember.zeros(1, 2, 3, dtype=ember.int64), (1, 1, 2, 2))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_nan_coordinates(mode, padding):
+    # A NaN coordinate samples nothing with zeros padding (NaN through the weights for the
+    # interpolating modes, 0 for nearest); border and reflection clip it to pixel 0, as torch.
+    x = ember.tensor(np.arange(16.0).reshape(1, 1, 4, 4))
+    nan = float("nan")
+    y = 0.2
+    got = npy(F.grid_sample(x, ember.tensor([[[[nan, y]]]]), mode, padding, False)).item()
+    at_pixel_0 = npy(F.grid_sample(x, ember.tensor([[[[1 / 4 - 1, y]]]]), mode, padding, False)).item()
+    if mode == "bicubic" or padding == "zeros":
+        assert (got == 0.0) if mode == "nearest" else np.isnan(got)
+    else:
+        assert got == at_pixel_0
+
+
 @needs_torch
 @pytest.mark.parametrize("align", [False, True])
 def test_torch_parity(align):

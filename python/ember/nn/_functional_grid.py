@@ -58,11 +58,11 @@ def _reflect(coord, twice_low, twice_high):
 def _source_coords(coord, size, padding_mode, align_corners, unnormalized=False):
     if not unnormalized:
         coord = _unnormalize(coord, size, align_corners)
-    if padding_mode == "border":
-        coord = ember.clamp(coord, 0, size - 1)
-    elif padding_mode == "reflection":
+    if padding_mode == "reflection":
         coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
-        coord = ember.clamp(coord, 0, size - 1)
+    if padding_mode in ("border", "reflection"):
+        # A NaN coordinate (or an infinite one reflected) is clipped to 0, as torch's kernels do.
+        coord = ember.clamp(ember.where(ember.isnan(coord), ember.zeros_like(coord), coord), 0, size - 1)
     return coord
 
 
@@ -105,8 +105,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     def corner(ix, iy):
         """The input at integer (ix, iy) (float tensors), zero where that is outside the image."""
-        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
-        index = (ember.clamp(iy, 0, h - 1) * w + ember.clamp(ix, 0, w - 1)).detach().to(ember.int64)
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)  # False for NaN coordinates too
+        origin = ember.zeros_like(ix)  # read where the tap is outside, then replaced by 0
+        index = (ember.where(inside, iy, origin) * w + ember.where(inside, ix, origin)).detach().to(ember.int64)
         values = flat.gather(2, index.expand(n, c, ho * wo))
         return ember.where(inside, values, ember.zeros_like(values))
 
