@@ -68,6 +68,7 @@ from ember._asarray import asarray, frombuffer  # noqa: E402,F401
 from ember import _tensor_constructor  # noqa: E402,F401  (ember.Tensor(2, 3), ember.Tensor([1, 2]))
 from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
 globals().update(_tensor_api_exports())
+from ember import _out_arg  # noqa: E402,F401  (out= for functions that take it in PyTorch)
 
 __version__ = "0.1.0"
 from ember import version  # noqa: E402,F401  (torch.version: cuda, hip, debug)

@@ -29,6 +29,7 @@ import sys
 import pytest
 
 import ember
+from ember import _out_arg
 import harness
 
 MARK = "_sim_gpu"
@@ -235,7 +236,10 @@ def install():
         for name, value in list(vars(owner).items()):
             if name.startswith("__") or isinstance(value, type) or not callable(value):
                 continue
-            if type(value).__name__ in ("builtin_function_or_method", "function"):
+            out_arg = getattr(value, "_ember_out_arg", None)
+            if out_arg:  # watch the function itself, inside its out= wrapper, so that its result is marked
+                setattr(owner, name, _out_arg.with_out(wrap(name, value.__wrapped__), *out_arg))
+            elif type(value).__name__ in ("builtin_function_or_method", "function"):
                 setattr(owner, name, wrap(name, value))
     for name, value in list(vars(ember.Tensor).items()):
         if isinstance(value, property):
