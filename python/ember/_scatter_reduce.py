@@ -50,12 +50,7 @@ def _checked_dim(input, dim, index, src):
             raise RuntimeError(f"scatter_reduce: Expected index {list(index.shape)} to be no larger than self "
                                f"{list(input.shape)} apart from dimension {dim} and to be no larger size than src "
                                f"{list(src.shape)}")
-    if index.numel():
-        low, high = int(index.min()), int(index.max())
-        size = input.shape[dim] if input.dim() else 1
-        if low < 0 or high >= size:
-            bad = low if low < 0 else high
-            raise RuntimeError(f"scatter_reduce: index {bad} is out of bounds for dimension {dim} with size {size}")
+    _C._check_index_range(index, input.shape[dim] if input.dim() else 1, dim, "scatter_reduce", runtime_error=True)
     return dim
 
 

@@ -117,12 +117,8 @@ def _index_copy_(self, dim, index, source):
             if d != dim and source.shape[d] != self.shape[d]:
                 raise RuntimeError(f"index_copy_: Source/destination tensor must have same slice shapes: source "
                                    f"{list(source.shape)}, self {list(self.shape)}, dim {dim}")
-    if n:  # index_copy takes no negative indices (index_fill does, as in PyTorch)
-        low, high = int(index.min()), int(index.max())
-        size = self.shape[dim] if self.dim() else 1
-        if low < 0 or high >= size:
-            raise IndexError(f"index_copy_: index {low if low < 0 else high} is out of bounds for dimension {dim} "
-                             f"with size {size}")
+    # index_copy takes no negative indices (index_fill does, as in PyTorch)
+    _C._check_index_range(index, self.shape[dim] if self.dim() else 1, dim, "index_copy_")
     target = self.view(1) if self.dim() == 0 else self  # a 0-d self acts as 1 element
     _moved(target, dim)[index.reshape(-1)] = _moved(source, dim) if source.dim() else source
     return self

@@ -4,6 +4,7 @@
 
 #include "bind.h"
 
+#include <ember/core/ops/index_kernels.h>
 #include <ember/core/scalar_fits.h>
 
 namespace ember::python {
@@ -182,6 +183,14 @@ void init_index(py::module_& m) {
            },
            py::arg("indices"), py::arg("values"), py::arg("accumulate") = false);
 
+  // For the index ops written in Python (index_copy_, scatter_reduce): the C++ ops' range check.
+  m.def("_check_index_range", [](const Tensor& index, int64_t size, int64_t dim, const std::string& op,
+                                 bool runtime_error) {
+    if (index.numel() == 0) return;
+    const Tensor i64 = index.dtype() == DType::Int64 ? index : index.to(DType::Int64);
+    index_kernels::check_range(i64, size, dim, op.c_str(), /*allow_negative=*/false,
+                               runtime_error ? cpu::RangeError::Runtime : cpu::RangeError::Index);
+  }, py::arg("index"), py::arg("size"), py::arg("dim"), py::arg("op"), py::arg("runtime_error") = false);
   m.def("index_select", &ember::index_select, py::arg("input"), py::arg("dim"), py::arg("index"));
   m.def("gather", &ember::gather, py::arg("input"), py::arg("dim"), py::arg("index"));
   m.def("scatter",
