@@ -294,49 +294,134 @@ int64_t count_nonzero(const Tensor& x) {
   return c.n;
 }
 
-void nonzero(Tensor& out, const Tensor& x) {
-  if (x.is_contiguous() && x.dim() > 0) {
-    // Row by row: the outer coordinates advance once per row, the last is the position in the row.
-    dispatch(x.dtype(), "nonzero", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const T* p = x.data<T>();
-      int64_t* o = out.data<int64_t>();
-      const int64_t nd = x.dim(), inner = x.size(nd - 1);
-      if (inner == 0) return;
-      std::vector<int64_t> outer(static_cast<size_t>(nd - 1), 0);
-      for (int64_t base = 0, e = x.numel(); base < e; base += inner) {
-        const T* row = p + base;
-        for (int64_t j = 0; j < inner; ++j) {
-          if (!is_nonzero(row[j])) continue;
-          for (int64_t c : outer) *o++ = c;
-          *o++ = j;
-        }
-        for (int64_t d = nd - 2; d >= 0; --d) {
-          if (++outer[d] < x.size(d)) break;
-          outer[d] = 0;
+namespace {
+
+// Two-pass compaction over [0, n) on the threads: count(b, e) is how many
+// items [b, e) yields; once alloc(total) has made room, write(b, e, first,
+// last) writes them to positions [first, last) (earlier chunks' come before).
+template <class Count, class Alloc, class Write>
+void compact(int64_t n, const Count& count, const Alloc& alloc, const Write& write) {
+  const int64_t chunks = std::clamp<int64_t>(n / kElementwiseGrain, 1, get_num_threads());
+  std::vector<int64_t> first(static_cast<size_t>(chunks) + 1, 0);
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) first[c + 1] = count(n * c / chunks, n * (c + 1) / chunks);
+  });
+  for (int64_t c = 0; c < chunks; ++c) first[c + 1] += first[c];
+  alloc(first[chunks]);
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) write(n * c / chunks, n * (c + 1) / chunks, first[c], first[c + 1]);
+  });
+}
+
+template <class T>
+int64_t count_in(const T* p, int64_t b, int64_t e) {
+  int64_t n = 0;
+  for (int64_t i = b; i < e; ++i) n += is_nonzero(p[i]);  // branch-free: vectorizes
+  return n;
+}
+
+}  // namespace
+
+Tensor nonzero(const Tensor& x) {
+  const int64_t nd = x.dim();
+  Tensor out;
+  if (x.numel() == 0) return empty({0, nd}, DType::Int64, x.device());
+  if (!x.is_contiguous() || nd == 0) {
+    out = empty({count_nonzero(x), nd}, DType::Int64, x.device());
+    // Walks x in row-major order keeping its coordinates alongside.
+    struct Writer {
+      const Shape* shape;
+      std::vector<int64_t> coord;
+      int64_t* o;
+      void advance() {
+        for (int64_t d = static_cast<int64_t>(coord.size()) - 1; d >= 0; --d) {
+          if (++coord[d] < (*shape)[d]) return;
+          coord[d] = 0;
         }
       }
-    });
-    return;
+      void operator()() {
+        for (int64_t c : coord) *o++ = c;
+        advance();
+      }
+      void skip() { advance(); }
+    } w{&x.shape(), std::vector<int64_t>(nd, 0), out.data<int64_t>()};
+    for_each_nonzero(x, w);
+    return out;
   }
-  // Walks x in row-major order keeping its coordinates alongside.
-  struct Writer {
-    const Shape* shape;
-    std::vector<int64_t> coord;
-    int64_t* o;
-    void advance() {
-      for (int64_t d = static_cast<int64_t>(coord.size()) - 1; d >= 0; --d) {
-        if (++coord[d] < (*shape)[d]) return;
-        coord[d] = 0;
-      }
-    }
-    void operator()() {
-      for (int64_t c : coord) *o++ = c;
-      advance();
-    }
-    void skip() { advance(); }
-  } w{&x.shape(), std::vector<int64_t>(x.dim(), 0), out.data<int64_t>()};
-  for_each_nonzero(x, w);
+  dispatch(x.dtype(), "nonzero", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = x.data<T>();
+    const int64_t inner = x.size(nd - 1);
+    compact(
+        x.numel(), [&](int64_t b, int64_t e) { return count_in(p, b, e); },
+        [&](int64_t total) { out = empty({total, nd}, DType::Int64, x.device()); },
+        [&](int64_t b, int64_t e, int64_t first, int64_t) {
+          // The coordinates of element b; then the last one steps along each row
+          // and the outer ones advance once per row.
+          std::vector<int64_t> outer(static_cast<size_t>(nd - 1));
+          int64_t rest = b / inner;
+          for (int64_t d = nd - 2; d >= 0; --d) {
+            outer[d] = rest % x.size(d);
+            rest /= x.size(d);
+          }
+          int64_t* o = out.data<int64_t>() + first * nd;
+          int64_t j = b % inner;
+          for (int64_t i = b; i < e; ++i) {
+            if (is_nonzero(p[i])) {
+              for (int64_t c : outer) *o++ = c;
+              *o++ = j;
+            }
+            if (++j < inner) continue;
+            j = 0;
+            for (int64_t d = nd - 2; d >= 0; --d) {
+              if (++outer[d] < x.size(d)) break;
+              outer[d] = 0;
+            }
+          }
+        });
+  });
+  return out;
+}
+
+Tensor masked_rows(const Tensor& x, const Tensor& mask) {
+  const int64_t rows = mask.numel();
+  const int64_t bytes = rows == 0 ? 0 : x.numel() / rows * static_cast<int64_t>(x.element_size());
+  const bool* m = mask.data<bool>();
+  const char* src = static_cast<const char*>(x.data_ptr());
+  Shape shape(x.shape().begin() + mask.dim() - 1, x.shape().end());
+  Tensor out;
+  compact(
+      rows, [&](int64_t b, int64_t e) { return count_in(m, b, e); },
+      [&](int64_t total) {
+        shape[0] = total;
+        out = empty(shape, x.dtype(), x.device());
+      },
+      [&](int64_t b, int64_t e, int64_t first, int64_t last) {
+        char* dst = static_cast<char*>(out.data_ptr()) + first * bytes;
+        if (bytes == static_cast<int64_t>(x.element_size())) {
+          dispatch_size(x.element_size(), [&](auto word) {
+            // One element per row: a store per element, the position advancing
+            // where the mask is true (no branch to mispredict). The store at
+            // `end` would belong to the next chunk: the loop stops there, when
+            // every element left in this chunk is unselected.
+            using W = decltype(word);
+            const W* s = reinterpret_cast<const W*>(src);
+            W* d = reinterpret_cast<W*>(dst);
+            W* const end = d + (last - first);
+            for (int64_t i = b; i < e && d < end; ++i) {
+              *d = s[i];
+              d += m[i];
+            }
+          });
+          return;
+        }
+        for (int64_t i = b; i < e; ++i) {
+          if (!m[i]) continue;
+          std::memcpy(dst, src + i * bytes, static_cast<size_t>(bytes));
+          dst += bytes;
+        }
+      });
+  return out;
 }
 
 }  // namespace ember::cpu

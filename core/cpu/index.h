@@ -36,7 +36,12 @@ void check_index_range(const Tensor& index, int64_t size, int64_t dim, const cha
 // Smallest and largest value of a non-empty int64 tensor.
 std::pair<int64_t, int64_t> min_max(const Tensor& index);
 int64_t count_nonzero(const Tensor& x);
-// out: int64 [count_nonzero(x), x.dim()], the coordinates of nonzero elements.
-void nonzero(Tensor& out, const Tensor& x);
+// int64 [count_nonzero(x), x.dim()]: the coordinates of x's nonzero elements
+// in row-major order (a contiguous x is counted and written on all threads).
+Tensor nonzero(const Tensor& x);
+// x's rows where `mask` is true, in order: mask (bool) covers x's leading
+// mask.dim() dims; the result is [count, x.shape[mask.dim():]...]. Both
+// contiguous; what x.index({mask}) gives, in one pass over each.
+Tensor masked_rows(const Tensor& x, const Tensor& mask);
 
 }  // namespace ember::cpu

@@ -4,6 +4,7 @@
 #include <ember/autograd/functions/index.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
+#include <ember/core/cpu/index.h>
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
@@ -175,6 +176,21 @@ Tensor values_for(const Tensor& values, const Shape& result_shape, DType dtype, 
   return v.expand(result_shape);
 }
 
+// x[mask] on the CPU with one bool mask over x's leading dims: the mask, for
+// cpu::masked_rows (one pass, no coordinates); nullptr for any other subscript.
+const Tensor* leading_mask(const Tensor& x, const IndexList& indices) {
+  if (indices.empty() || !indices[0] || !indices[0]->defined() || !x.device().is_cpu()) return nullptr;
+  for (size_t i = 1; i < indices.size(); ++i) {
+    if (indices[i] && indices[i]->defined()) return nullptr;
+  }
+  const Tensor& mask = *indices[0];
+  if (mask.dtype() != DType::Bool || mask.dim() == 0 || mask.dim() > x.dim() || !mask.device().is_cpu()) return nullptr;
+  for (int64_t d = 0; d < mask.dim(); ++d) {
+    if (mask.size(d) != x.size(d)) return nullptr;  // the general path raises the shape error
+  }
+  return &mask;
+}
+
 }  // namespace
 
 Tensor index(const Tensor& x, const IndexList& indices_in) {
@@ -187,6 +203,9 @@ Tensor index(const Tensor& x, const IndexList& indices_in) {
       rest[i] = t->reshape({1});
       return index(unsqueeze(x, static_cast<int64_t>(i)), rest);
     }
+  }
+  if (const Tensor* mask = leading_mask(x, indices_in); mask && !autograd::any_requires_grad({x})) {
+    return cpu::masked_rows(x.contiguous(), mask->contiguous());
   }
   std::vector<bool> checked;
   const IndexList indices = expand_masks(x, indices_in, "index", checked);
@@ -326,6 +345,32 @@ Subscript apply_basic(const Tensor& x, const std::vector<TensorIndex>& items) {
   return s;
 }
 
+// x[mask] = v with one boolean mask and one value is masked_fill_, as in
+// PyTorch: one pass over x instead of nonzero and a scatter. The mask covers
+// dims [at, at + mask.dim()) of the view and must match them exactly (other
+// shapes take the general path, which raises the indexing error).
+bool masked_fill_instead(Tensor& view, const IndexList& advanced, const Tensor& value) {
+  int64_t at = -1;
+  for (size_t i = 0; i < advanced.size(); ++i) {
+    if (!advanced[i] || !advanced[i]->defined()) continue;
+    if (at >= 0) return false;  // several advanced indices
+    at = static_cast<int64_t>(i);
+  }
+  if (at < 0) return false;
+  const Tensor& mask = *advanced[at];
+  if (mask.dtype() != DType::Bool || mask.dim() == 0 || value.numel() != 1 || mask.device() != view.device() ||
+      value.device() != view.device() || at + mask.dim() > view.dim()) {
+    return false;
+  }
+  Shape shape(static_cast<size_t>(view.dim()), 1);
+  for (int64_t d = 0; d < mask.dim(); ++d) {
+    if (mask.size(d) != view.size(at + d)) return false;
+    shape[at + d] = mask.size(d);
+  }
+  view.masked_fill_(mask.reshape(shape), value.reshape({}));
+  return true;
+}
+
 // Python drops leading 1s of the value: x[0] = ones(1, 3) works for x [2, 3].
 Tensor strip_leading_ones(Tensor v, int64_t ndim) {
   while (v.dim() > ndim && v.size(0) == 1) v = v.squeeze(0);
@@ -356,7 +401,7 @@ void setitem(Tensor& x, const std::vector<TensorIndex>& items, const Tensor& val
   }
   Subscript s = apply_basic(x, items);
   if (any_defined(s.advanced)) {
-    index_put_(s.view, s.advanced, value);
+    if (!masked_fill_instead(s.view, s.advanced, value)) index_put_(s.view, s.advanced, value);
   } else {
     copy_(s.view, strip_leading_ones(value, s.view.dim()));
   }

@@ -276,9 +276,7 @@ Tensor one_hot(const Tensor& x, int64_t num_classes) {
 
 Tensor nonzero(const Tensor& x) {
   if (kernel_device("nonzero", {x}).is_cuda()) return cuda::nonzero(x);
-  Tensor out = empty({cpu::count_nonzero(x), x.dim()}, DType::Int64, x.device());
-  cpu::nonzero(out, x);
-  return out;
+  return cpu::nonzero(x);
 }
 
 Tensor masked_select(const Tensor& x, const Tensor& mask) {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
 
 
 def L(v, like=None):
@@ -208,6 +208,12 @@ SETITEM_KEYS = [
     (lambda: ember.tensor(np.arange(120).reshape(4, 5, 6) % 7 == 0), 0.0),
     ((np.array([2, 0]), 1), np.arange(6.0)),
     ((True, 0), 9.0),
+    # One boolean mask and one value: masked_fill_ over the dims the mask covers.
+    (lambda: (ember.tensor(np.arange(20).reshape(4, 5) % 3 == 0),), -2.0),
+    (lambda: (slice(None), ember.tensor(np.arange(30).reshape(5, 6) % 4 == 1)), 5.0),
+    (lambda: (ember.tensor(np.array([True, False, True, True])),), np.array([8.0])),
+    (lambda: (Ellipsis, ember.tensor(np.arange(6) % 2 == 0)), np.array(4.0)),
+    (lambda: (0, ember.tensor(np.arange(30).reshape(5, 6) > 20)), 1.5),
 ]
 
 
@@ -464,6 +470,8 @@ def test_setitem_errors():
         x[L([7])] = 1.0
     with pytest.raises(IndexError):
         x[5] = 1.0
+    with pytest.raises(IndexError, match="mask"):  # a mask of another shape is refused, not broadcast
+        x[ember.tensor([True, False])] = 1.0
     assert x.tolist() == [[0.0, 0.0]] * 3  # nothing was written
 
 
@@ -473,3 +481,22 @@ def test_gather_from_an_empty_dim_raises_without_reading():
     with pytest.raises(RuntimeError, match="gather: index 0 is out of bounds for dimension 0 with size 0"):
         ember.gather(ember.zeros(0, 100_000, dtype=ember.float64), 0, ember.zeros(1, 100_000, dtype=ember.int64))
     assert ember.gather(ember.zeros(0, 5), 0, ember.zeros(0, 5, dtype=ember.int64)).shape == (0, 5)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.float16, np.float32, np.int64, np.complex128])
+@pytest.mark.parametrize("shape, mask_dims", [((300_001,), 1), ((700, 301), 2), ((700, 301), 1), ((90, 40, 37), 2),
+                                              ((5, 3), 2), ((0, 4), 1)])
+@pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
+def test_mask_select_and_nonzero_against_numpy(dtype, shape, mask_dims, density):
+    # Large inputs take the threaded two-pass compaction (chunks of at least 32768 elements):
+    # every chunk's writes must land in its own range, whatever the density.
+    rng = np.random.default_rng(len(shape) * 7 + mask_dims)
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    mask = rng.random(shape[:mask_dims]) < density
+    x, m = make(a), make(mask)
+    np.testing.assert_array_equal(to_numpy(x[m]), a[mask])
+    np.testing.assert_array_equal(to_numpy(ember.nonzero(m)), np.argwhere(mask))
+    if mask_dims == len(shape):
+        np.testing.assert_array_equal(to_numpy(ember.masked_select(x, m)), a[mask])
+    if dtype is not np.complex128:  # nonzero takes no complex tensors (docs/complex.md)
+        np.testing.assert_array_equal(to_numpy(ember.nonzero(x)), np.argwhere(a != 0))
