@@ -1,8 +1,8 @@
-// float32 exp, expm1, tanh, sigmoid, log, log1p and erf written with plain arithmetic and
+// float32 exp, expm1, tanh, sigmoid, log, log1p, erf and atan2 written with plain arithmetic and
 // integer bit moves (no libm calls, no branches), so the compiler vectorizes
 // the loops that call them; glibc's scalar expf / tanhf do not vectorize
 // without -ffast-math. Accuracy (checked over all floats): exp < 1 ulp,
-// expm1 and tanh < 4 ulp, log and log1p < 3 ulp, erf < 3e-7 relative; NaN, +-inf, -0 and the subnormal range behave as in
+// expm1 and tanh < 4 ulp, log and log1p < 3 ulp, erf < 3e-7 relative, atan2 < 3 ulp; NaN, +-inf, -0 and the subnormal range behave as in
 // libm. They vectorize with -fno-trapping-math (set for all of libember in
 // CMakeLists.txt), which lets GCC if-convert the argument clamps.
 #pragma once
@@ -153,6 +153,38 @@ inline float erf(float x) {
   p = p * t + 0.254829592f;
   const float large = std::copysign(1.0f - p * t * exp(-z), x);
   return a < 1.0f ? small : (a == a ? large : x);  // NaN stays NaN
+}
+
+// atan of t in [0, 1]: above tan(pi/8) it is pi/4 + atan((t - 1) / (t + 1)),
+// which brings the argument within +-tan(pi/8); there Cephes' atanf polynomial.
+inline float atan_unit(float t) {
+  const bool high = t > 0.414213562373095f;
+  const float u = high ? (t - 1.0f) / (t + 1.0f) : t;
+  const float z = u * u;
+  float p = 8.05374449538e-2f;
+  p = p * z - 1.38776856032e-1f;
+  p = p * z + 1.99777106478e-1f;
+  p = p * z - 3.33329491539e-1f;
+  const float r = p * z * u + u;
+  return high ? r + 0.785398163397448f : r;
+}
+
+// atan2(y, x): the angle of the smaller magnitude over the larger, moved to
+// its octant. libm's special cases hold: atan2(+-0, +0) = +-0, atan2(+-0, -0)
+// = +-pi, infinities give the multiples of pi/4, NaN stays NaN.
+inline float atan2(float y, float x) {
+  const float ax = std::fabs(x), ay = std::fabs(y);
+  const bool steep = ay > ax;
+  const float small = steep ? ax : ay, large = steep ? ay : ax;
+  const float inf = from_bits(0x7f800000u);
+  float t = small / large;
+  t = large == 0.0f ? 0.0f : t;                // both zero
+  t = small == inf ? 1.0f : t;                 // both infinite: the diagonal
+  float r = atan_unit(t);
+  r = steep ? 1.5707963267948966f - r : r;
+  r = std::signbit(x) ? 3.14159265358979323846f - r : r;
+  r = x != x || y != y ? x + y : r;            // NaN in, NaN out
+  return std::copysign(r, y);
 }
 
 }  // namespace ember::cpu::fast

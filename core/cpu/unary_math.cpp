@@ -62,7 +62,7 @@ T log_add_exp2(T a, T b) {
   return m + std::log1p(std::exp2(-std::fabs(a - b))) / T(0.69314718055994530942);
 }
 
-// The gradients' exp, erf and tanh: the vectorizing float32 versions for float.
+// The gradients' exp, erf and tanh, and atan2: the vectorizing float32 versions for float.
 // Forced inline, so that the elementwise loop around them vectorizes.
 template <class T>
 [[gnu::always_inline]] inline T exp_of(T x) {
@@ -78,6 +78,12 @@ template <class T>
 [[gnu::always_inline]] inline T tanh_of(T x) {
   if constexpr (std::is_same_v<T, float>) return fast::tanh(x);
   else return std::tanh(x);
+}
+
+template <class T>
+[[gnu::always_inline]] inline T atan2_of(T y, T x) {
+  if constexpr (std::is_same_v<T, float>) return fast::atan2(y, x);
+  else return std::atan2(y, x);
 }
 
 // g * d/dx [x Phi(x)] = g (Phi(x) + x phi(x)).
@@ -107,7 +113,7 @@ template <class T>
 template <class T>
 void binary_typed(MathOp2 op, const TensorIterator& it) {
   switch (op) {
-    case MathOp2::Atan2: return map<T, T, T>(it, [](T a, T b) { return std::atan2(a, b); });
+    case MathOp2::Atan2: return map<T, T, T>(it, [](T a, T b) { return atan2_of(a, b); });
     case MathOp2::Hypot: return map<T, T, T>(it, [](T a, T b) { return std::hypot(a, b); });
     case MathOp2::Fmod: return map<T, T, T>(it, [](T a, T b) { return std::fmod(a, b); });
     case MathOp2::Copysign: return map<T, T, T>(it, [](T a, T b) { return std::copysign(a, b); });
