@@ -131,7 +131,12 @@ def _index_fill_(self, dim, index, value):
         raise RuntimeError(f"index_fill_: only supports a 0-dimensional value tensor, but got one of shape "
                            f"{list(value.shape)}")
     target = self.view(1) if self.dim() == 0 else self
-    _moved(target, dim)[index.reshape(-1)] = value
+    try:
+        _moved(target, dim)[index.reshape(-1)] = value
+    except RuntimeError as e:  # a value out of self's range: name the op the user called
+        if not str(e).startswith("setitem: "):
+            raise
+        raise RuntimeError("index_fill_: " + str(e)[len("setitem: "):]) from None
     return self
 
 

@@ -239,6 +239,8 @@ def test_fill_range_error_names_the_op_and_value():
         ember.full((2,), 300, dtype=ember.uint8)
     with pytest.raises(RuntimeError, match=r"fill_: value nan cannot be converted to type int64"):
         ember.zeros(1, dtype=ember.int64).fill_(float("nan"))
+    with pytest.raises(RuntimeError, match=r"^index_fill_: value 300 cannot be converted to type uint8"):
+        ember.zeros(2, dtype=ember.uint8).index_fill_(0, ember.tensor([0]), 300)
 
 
 def test_arithmetic_with_an_out_of_range_number_still_wraps():
