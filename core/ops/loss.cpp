@@ -5,6 +5,8 @@
 #include <ember/core/ops/loss.h>
 #include <ember/core/autocast.h>
 
+#include <limits>
+
 #include <ember/autograd/functions/loss.h>
 #include <ember/autograd/grad_mode.h>
 #include <ember/autograd/node.h>
@@ -98,6 +100,15 @@ void check_target_range(const Tensor& target, int64_t classes, int64_t ignore_in
   }
 }
 
+// total / weight_sum, the weighted mean of nll and cross_entropy. When every
+// target is ignored it is 0/0 = NaN, as in PyTorch, with a zero gradient (the
+// plain division's would be inf, and inf * 0 = NaN in every input's gradient).
+Tensor weighted_mean(const Tensor& total, const Tensor& weight_sum) {
+  const Tensor empty_batch = eq(weight_sum, scalar_like(weight_sum, 0.0));
+  const Tensor safe = where(empty_batch, scalar_like(weight_sum, 1.0), weight_sum);
+  return where(empty_batch, scalar_like(total, std::numeric_limits<double>::quiet_NaN()), div(total, safe));
+}
+
 // nll on log-probabilities, with PyTorch's weighted mean: sum(w_t * -logp_t)
 // divided by the sum of the weights of the targets that are not ignored.
 Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index, Reduction r) {
@@ -111,7 +122,7 @@ Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64
   const Tensor loss = neg(mul(picked, w));
   if (r == Reduction::None) return loss;
   if (r == Reduction::Sum) return sum(loss);
-  return div(sum(loss), sum(w));
+  return weighted_mean(sum(loss), sum(w));
 }
 
 // cross_entropy on class indices without label smoothing: one kernel for
@@ -148,7 +159,7 @@ Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tens
   Tensor out;
   if (r == Reduction::None) out = loss;
   else if (r == Reduction::Sum) out = sum(loss);
-  else out = div(sum(loss), sum(wt));
+  else out = weighted_mean(sum(loss), sum(wt));
   return out.dtype() == input.dtype() || float32_result ? out : out.to(input.dtype());
 }
 
@@ -172,7 +183,7 @@ Tensor fused_nll(const Tensor& input, const Tensor& target, const Tensor& weight
   Tensor out;
   if (r == Reduction::None) out = loss;
   else if (r == Reduction::Sum) out = sum(loss);
-  else out = div(sum(loss), sum(wt));
+  else out = weighted_mean(sum(loss), sum(wt));
   return out.dtype() == input.dtype() ? out : out.to(input.dtype());
 }
 
@@ -257,7 +268,7 @@ Tensor cross_entropy_impl(const Tensor& input, const Tensor& target, const Tenso
       const Tensor safe = where(valid, t, zeros({}, DType::Int64, t.device()));
       norm_w = mul(norm_w, index_select(weight, 0, safe.reshape({-1})).reshape(t.shape()));
     }
-    smooth_red = div(sum(smooth), sum(norm_w));
+    smooth_red = weighted_mean(sum(smooth), sum(norm_w));
   }
   return add(mul(nll_part, scalar_like(nll_part, 1.0 - label_smoothing)),
              mul(smooth_red, scalar_like(smooth_red, label_smoothing / classes)));
@@ -347,8 +358,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_args(input, target, op);
   const Reduction r = parse_reduction(reduction, op);
   check_same_size(input, target, op);
-  // softplus(-x) = log(1 + exp(-x)) = relu(-x) + log1p(exp(-|x|)), stable for any x.
-  const Tensor softplus_neg = add(relu(neg(input)), log1p(exp(neg(abs(input)))));
+  // softplus(-x) = log(1 + exp(-x)), stable for any x. Not relu(-x) + log1p(exp(-|x|)):
+  // at x = 0 the kinks of relu and abs each pass a zero gradient, where the sum's is -1/2.
+  const Tensor softplus_neg = softplus(neg(input));
   Tensor log_weight = pos_weight.defined()
                           ? add(mul(sub(pos_weight, scalar_like(pos_weight, 1.0)), target), scalar_like(target, 1.0))
                           : Tensor();

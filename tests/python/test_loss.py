@@ -10,7 +10,7 @@ import pytest
 
 import ember
 from ember._C import _nn as F
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
 
 FL = (np.float32, np.float64)
 REDUCTIONS = ("none", "mean", "sum")
@@ -396,3 +396,37 @@ def test_binary_cross_entropy_double_backward():
         (gx,) = ember.autograd.grad([F.binary_cross_entropy(x, t)], [x], create_graph=True)
         return gx * gx
     assert ember.autograd.gradcheck(first, [x, t])
+
+
+def test_bce_with_logits_gradient_at_zero_logits():
+    # A zero-initialised output layer puts every logit at exactly 0: the gradient there is
+    # sigmoid(0) - target (times the weights), not the zero that relu's and abs's kinks gave.
+    x = make(np.zeros(4), requires_grad=True)
+    target = make(np.array([1.0, 0.0, 1.0, 0.5]))
+    weight, pos_weight = make(np.array([2.0, 3.0, 1.0, 1.0])), make(np.array([1.5, 2.0, 1.0, 4.0]))
+    F.binary_cross_entropy_with_logits(x, target, weight=weight, pos_weight=pos_weight, reduction="sum").backward()
+    t, w, p = np.array([1.0, 0.0, 1.0, 0.5]), np.array([2.0, 3.0, 1.0, 1.0]), np.array([1.5, 2.0, 1.0, 4.0])
+    # d/dx [(1 - t) x + (1 + (p - 1) t) softplus(-x)] at 0 = (1 - t) - (1 + (p - 1) t) / 2
+    assert_close(x.grad, w * ((1 - t) - (1 + (p - 1) * t) / 2))
+    for kwargs in [{}, {"weight": weight}, {"pos_weight": pos_weight}]:
+        assert ember.autograd.gradcheck(lambda v: F.binary_cross_entropy_with_logits(v, target, **kwargs),
+                                        [make(np.zeros(4), requires_grad=True)])
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_with_every_target_ignored_has_a_zero_gradient(smoothing):
+    # A micro-batch that is all padding: the mean over no targets is NaN (0/0, as in PyTorch), but
+    # the gradient is 0 there, so backward() does not put NaN into every parameter.
+    x = make(np.zeros((2, 3)), requires_grad=True)
+    loss = F.cross_entropy(x, make(np.array([-100, -100])), label_smoothing=smoothing)
+    assert np.isnan(loss.item())
+    loss.backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), np.zeros((2, 3)))
+    x.grad = None
+    F.nll_loss(ember.log_softmax(x, 1), make(np.array([-100, -100]))).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), np.zeros((2, 3)))
+    # One real target among ignored ones: an ordinary mean over it.
+    x.grad = None
+    F.cross_entropy(x, make(np.array([-100, 2])), label_smoothing=smoothing).backward()
+    expected = np.full(3, 1 / 3) - ((1 - smoothing) * np.eye(3)[2] + smoothing / 3)
+    assert_close(x.grad, np.stack([np.zeros(3), expected]))
