@@ -60,7 +60,7 @@ from ember._legacy import *  # noqa: E402,F401,F403  (FloatTensor & co., Tensor.
 from ember._igamma import igamma, igammac  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.compiler import compile  # noqa: E402,F401  (returns its argument: no graph compiler)
-from ember.serialization import *  # noqa: E402,F401,F403  (save, load)
+from ember.serialization import load, save  # noqa: E402,F401
 from ember import accelerator, cpu  # noqa: E402,F401  (torch.accelerator, torch.cpu)
 from ember._default_device import get_default_device, set_default_device  # noqa: E402,F401  (and `with ember.device(...)`)
 from ember import jit  # noqa: E402,F401  (pass-throughs: ember has no TorchScript)

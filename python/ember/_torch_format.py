@@ -20,6 +20,7 @@ import zipfile
 import numpy as np
 
 import ember
+from ember import _safe_globals
 
 __all__ = ["is_torch_zip", "is_legacy_torch", "load_torch", "save_torch"]
 
@@ -84,7 +85,7 @@ _SAFE = {
     ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-    ("torch", "Size"): tuple,
+    ("torch", "Size"): ember.Size,
     ("torch", "device"): ember.device,
     ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "slice"): slice,
     ("builtins", "complex"): complex, ("builtins", "bytearray"): bytearray,
@@ -111,11 +112,14 @@ def _torch_global(module, name, weights_only):
         return getattr(ember, name)
     if module.startswith("numpy") and name.endswith("DType"):  # numpy >= 1.25 pickles dtypes by class
         return getattr(np.dtypes, name, None) or np.dtype
+    allowed = _safe_globals.lookup(module, name)
+    if allowed is not None:
+        return allowed
     if weights_only:
         raise pickle.UnpicklingError(
             f"ember.load: weights_only=True refuses the global {module}.{name} in this checkpoint (only tensors, "
             "containers, numbers, strings and a few torch and numpy types load this way). If you trust the file, "
-            "pass weights_only=False")
+            "pass weights_only=False, or allow it with ember.serialization.add_safe_globals([...])")
     return None
 
 
@@ -211,6 +215,8 @@ class _Storage:
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _ORDERED_DICT = _Global("collections", "OrderedDict")
+_TORCH_SIZE = _Global("torch", "Size")
+_TORCH_DEVICE = _Global("torch", "device")
 
 
 class _Pickler(pickle._Pickler):
@@ -249,7 +255,15 @@ class _Pickler(pickle._Pickler):
             return (_REBUILD_TENSOR, (storage, 0, tuple(data.shape), stride, bool(obj.requires_grad), hooks))
         if isinstance(obj, collections.OrderedDict):
             return (_ORDERED_DICT, (), None, None, iter(obj.items()))
+        # ember's Size and device under torch's names, so that torch.load (weights_only too) reads them.
+        if isinstance(obj, ember.Size):
+            return (_TORCH_SIZE, (tuple(int(v) for v in obj),))
+        if isinstance(obj, ember.device):
+            return (_TORCH_DEVICE, (str(obj),))
         return NotImplemented
+
+    def _save_dtype(self, obj):  # torch.float32 and co. are globals of the torch module
+        self._save_global_name(_Global("torch", str(obj).rpartition(".")[2]))
 
 
 class _Reduced:
@@ -264,6 +278,7 @@ def _save_reduced(pickler, obj):
 
 
 _Pickler.dispatch[_Reduced] = _save_reduced
+_Pickler.dispatch[type(ember.float32)] = _Pickler._save_dtype
 
 
 def _storage_bytes(t):

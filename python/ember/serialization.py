@@ -17,6 +17,7 @@ __metadata__["ember"], which other readers ignore.
 """
 import json
 import os
+import pickle
 import struct
 import tempfile
 
@@ -24,8 +25,9 @@ import numpy as np
 
 import ember
 from ember import _torch_format
+from ember._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 _FORMAT_KEY = "ember"  # __metadata__ entry holding the non-tensor structure
 _FORMAT_VERSION = 1
@@ -149,7 +151,8 @@ def _unflatten(desc, tensors, where):
 
 # ---------------------------------------------------------------- save
 
-def save(obj, f, format="safetensors"):
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False, *, format="safetensors"):
     """Saves a tensor or a nested dict/list/tuple of tensors and plain values to `f` (a path or a
     writable binary file object).
 
@@ -157,8 +160,13 @@ def save(obj, f, format="safetensors"):
     format, which torch.load reads. An object holding an nn.Module (torch.save(model, f)) or anything else
     safetensors cannot hold (argparse.Namespace, sets, numpy arrays, tuple keys, complex tensors) is always written in
     PyTorch's format: loading it needs weights_only=False, as in torch. A path is written atomically: a
-    crash mid-write leaves the previous file at `f` intact.
+    crash mid-write leaves the previous file at `f` intact. torch.save's other arguments are
+    accepted: pickle_module must be Python's pickle (or None), and PyTorch's format is always
+    written with protocol 2 and the zip layout.
     """
+    if isinstance(pickle_module, str):  # save(obj, f, "torch"): format's old place
+        format, pickle_module = pickle_module, None
+    _check_pickle_module("save", pickle_module)
     if format not in ("safetensors", "torch"):
         raise ValueError(f"ember.save: format must be 'safetensors' or 'torch', got {format!r}")
     if format == "torch" or _holds_module(obj):  # torch.save(model) pickles the whole module, as torch does
@@ -275,7 +283,12 @@ def _check_entry(path, name, info, data_len):
     return dtype, shape, offs, where
 
 
-def load(f, map_location=None, weights_only=True):
+def _check_pickle_module(op, pickle_module):
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError(f"ember.{op}: pickle_module must be Python's pickle, got {pickle_module!r}")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
     """Loads what ember.save wrote, any safetensors file (as a dict of tensors), or a file torch.save
     wrote (f: a path or a readable binary file object).
 
@@ -283,8 +296,11 @@ def load(f, map_location=None, weights_only=True):
     with weights_only=True (the default, as in torch) only tensors, containers, numbers, strings and a
     few torch and numpy types load; weights_only=False unpickles anything, so only for trusted files.
     map_location: None (where each tensor was saved), a device or string, a dict from saved location to
-    location, or a function (storage, location) -> location.
+    location, or a function (storage, location) -> location. mmap is accepted and changes nothing (the
+    file is read whole); pickle_load_args such as encoding= apply to PyTorch's pickles only, which
+    the zip format writes in protocol 2, where they have no effect.
     """
+    _check_pickle_module("load", pickle_module)
     if hasattr(f, "read"):
         data, path = f.read(), getattr(f, "name", "<file object>")
     else:

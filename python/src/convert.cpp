@@ -376,7 +376,10 @@ void init_dtype(py::module_& m) {
         return py::isinstance<PyDType>(b) && b.cast<PyDType>().value == a.value;
       })
       .def("__hash__", [](const PyDType& d) { return static_cast<int>(d.value); })
-      .def(py::pickle([](const PyDType& d) { return static_cast<int>(d.value); },
+      // Pickled by name, as torch pickles its dtypes: `ember._C.float32` comes back as the same
+      // object, under every protocol (the state-based form aborted under protocols 0 and 1).
+      .def("__reduce__", [](const PyDType& d) { return std::string(dtype_name(d.value)); })
+      .def(py::pickle([](const PyDType& d) { return static_cast<int>(d.value); },  // files written before
                       [](int v) { return PyDType{static_cast<DType>(v)}; }));
   for (int i = 0; i < kNumDTypes; ++i) {
     const DType t = static_cast<DType>(i);
@@ -444,6 +447,10 @@ void init_dtype(py::module_& m) {
       })
       .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; })
       // Pickled as its string ("cuda:1"): copy.deepcopy of a module holding devices, spawned workers.
+      // __reduce__ serves every protocol; the state pair reads what older versions wrote.
+      .def("__reduce__", [](const Device& d) {
+        return py::make_tuple(py::type::of<Device>(), py::make_tuple(d.str()));
+      })
       .def(py::pickle([](const Device& d) { return py::make_tuple(d.str()); },
                       [](const py::tuple& t) {
                         EMBER_CHECK(t.size() == 1 && py::isinstance<py::str>(t[0]), ValueError,

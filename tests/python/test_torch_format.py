@@ -52,6 +52,66 @@ def test_weights_only_refuses_other_globals_and_false_allows_them():
     assert ember.load(io.BytesIO(with_counter), weights_only=False)["c"] == collections.Counter(a=2)
 
 
+class _Config:  # a user class a checkpoint may hold
+    def __init__(self, lr):
+        self.lr = lr
+
+
+def test_safe_globals_let_weights_only_load_a_users_class():
+    payload = io.BytesIO()
+    ember.save({"x": ember.ones(2)}, payload, format="torch")
+    with_config = _rewrite_pickle(payload.getvalue(), {"cfg": _Config(0.5)})
+    with pytest.raises(pickle.UnpicklingError, match="add_safe_globals"):
+        ember.load(io.BytesIO(with_config))
+    with ember.serialization.safe_globals([_Config]):
+        assert ember.load(io.BytesIO(with_config))["cfg"].lr == 0.5
+    assert _Config not in ember.serialization.get_safe_globals()  # the with block's allowance ended
+    ember.serialization.add_safe_globals([(_Config, f"{__name__}._Config")])
+    try:
+        assert ember.load(io.BytesIO(with_config))["cfg"].lr == 0.5
+    finally:
+        ember.serialization.clear_safe_globals()
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(io.BytesIO(with_config))
+
+
+def test_save_and_load_take_torchs_other_arguments(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    ember.save({"a": ember.arange(3)}, path, pickle, 2)  # torch.save(obj, f, pickle_module, pickle_protocol)
+    assert ember.load(path, None, pickle, weights_only=True, mmap=True)["a"].tolist() == [0, 1, 2]
+    ember.save({"a": ember.arange(3)}, path, "torch")  # format's old positional place
+    import zipfile
+    assert zipfile.is_zipfile(path)
+    with pytest.raises(NotImplementedError, match="pickle_module"):
+        ember.load(path, pickle_module=object())
+
+
+def test_dtypes_sizes_and_devices_pickle_under_torchs_names():
+    # torch.load(weights_only=True) refuses ember's own names: they are written as torch.float32,
+    # torch.Size and torch.device, and read back as ember's.
+    payload = io.BytesIO()
+    ember.save({"dtype": ember.bfloat16, "shape": ember.Size([2, 3]), "device": ember.device("cpu")}, payload,
+               format="torch")
+    import zipfile
+    data = zipfile.ZipFile(io.BytesIO(payload.getvalue()))
+    pkl = data.read(next(n for n in data.namelist() if n.endswith("data.pkl")))
+    assert b"ember" not in pkl and b"torch\nbfloat16" in pkl and b"torch\nSize" in pkl and b"torch\ndevice" in pkl
+    back = ember.load(io.BytesIO(payload.getvalue()))
+    assert back["dtype"] is ember.bfloat16 and back["shape"] == ember.Size([2, 3])
+    assert isinstance(back["shape"], ember.Size) and back["device"] == ember.device("cpu")
+    if torch is not None:
+        loaded = torch.load(io.BytesIO(payload.getvalue()), weights_only=True)
+        assert loaded == {"dtype": torch.bfloat16, "shape": torch.Size([2, 3]), "device": torch.device("cpu")}
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_dtypes_and_devices_pickle_under_every_protocol(protocol):
+    # Protocols 0 and 1 aborted the interpreter (pybind11's state-based pickling needs protocol 2).
+    for value in (ember.float32, ember.bfloat16, ember.bool):
+        assert pickle.loads(pickle.dumps(value, protocol=protocol)) is value
+    assert pickle.loads(pickle.dumps(ember.device("cuda:1"), protocol=protocol)) == ember.device("cuda:1")
+
+
 def _rewrite_pickle(zip_bytes, obj):
     """The same zip with data.pkl replaced by a plain pickle of obj (what a checkpoint with an arbitrary
     object looks like to the reader)."""
