@@ -68,6 +68,8 @@ from ember._asarray import asarray, frombuffer  # noqa: E402,F401
 from ember import _tensor_constructor  # noqa: E402,F401  (ember.Tensor(2, 3), ember.Tensor([1, 2]))
 from ember._tensor_api_extra import exports as _tensor_api_exports  # noqa: E402  (in-place ops, math, stats, shape)
 globals().update(_tensor_api_exports())
+from ember._foreach import exports as _foreach_exports  # noqa: E402  (_foreach_add_, _foreach_lerp_, ...)
+globals().update(_foreach_exports())
 from ember import _out_arg  # noqa: E402,F401  (out= for functions that take it in PyTorch)
 
 __version__ = "0.1.0"
