@@ -295,3 +295,54 @@ def test_torch_parity_decoder_with_memory_mask():
     to = td(torch.tensor(tgt, requires_grad=True), torch.tensor(mem), memory_mask=torch.tensor(mem_mask))
     eo = ed(ember.tensor(tgt), ember.tensor(mem), memory_mask=ember.tensor(mem_mask))
     assert_same(eo, to)
+
+
+def _encoder(batch_first=True, **kw):
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first, **kw)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=True)
+
+
+def test_encoder_inference_with_padding_leaves_padded_positions_at_zero():
+    # torch's inference fast path runs on nested tensors and pads its output with zeros; ember
+    # computes the padded tensor and zeroes those positions under the same conditions.
+    enc = _encoder().eval()
+    x = ember.randn(2, 3, 8)
+    pad = ember.tensor([[False, False, True], [False, False, False]])
+    with ember.no_grad():
+        out = enc(x, src_key_padding_mask=pad)
+        additive = ember.where(pad, ember.tensor(float("-inf")), ember.tensor(0.0))
+        reference = enc(x, src_key_padding_mask=additive)  # the float form of the same mask
+    assert not out[0, 2].any() and out[0, :2].abs().sum() > 0 and out[1].abs().min() > 0
+    np.testing.assert_allclose(reference.numpy(), out.numpy(), rtol=1e-6, atol=1e-6)
+    # Not on that path: training, gradients flowing to the weights, padding that is not left-aligned.
+    with_grad = enc(x, src_key_padding_mask=pad)
+    assert with_grad[0, 2].abs().sum() > 0
+    np.testing.assert_allclose(with_grad[0, :2].detach().numpy(), out[0, :2].numpy(), rtol=1e-5, atol=1e-6)
+    with ember.no_grad():
+        assert enc.train()(x, src_key_padding_mask=pad)[0, 2].abs().sum() > 0
+        enc.eval()
+        assert enc(x, src_key_padding_mask=ember.tensor([[True, False, False]] * 2))[0, 0].abs().sum() > 0
+
+
+def test_encoder_says_why_it_takes_no_nested_fast_path():
+    with pytest.warns(UserWarning, match="use_nested_tensor is False because .*batch_first was not True"):
+        enc = _encoder(batch_first=False)
+    assert not enc.use_nested_tensor
+    with ember.no_grad():
+        out = enc.eval()(ember.randn(3, 2, 8), src_key_padding_mask=ember.tensor([[False, False, True]] * 2))
+    assert out[2, 0].abs().sum() > 0  # sequence-first layout: no zeroing
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_encoder_inference_with_padding_matches_torch():
+    enc = _encoder().eval()
+    ref = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 2)
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in enc.state_dict().items()})
+    ref.eval()
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    pad = np.array([[False, False, True], [False, True, True]])
+    with ember.no_grad(), torch.no_grad():
+        got = enc(ember.tensor(x), src_key_padding_mask=ember.tensor(pad)).numpy()
+        want = ref(torch.tensor(x), src_key_padding_mask=torch.tensor(pad)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -3,9 +3,13 @@ TransformerDecoder and Transformer, built on MultiheadAttention, Linear, LayerNo
 
 Submodule names (and so state_dict keys) are torch's, so a torch state_dict loads and, in eval mode,
 gives the same outputs. Only torch's plain (non-"fast path") computation exists here; it is what
-torch computes in training mode and the same function in eval mode.
+torch computes in training mode and the same function in eval mode, except that where torch's
+encoder would run on nested tensors (inference with a key padding mask) the padded positions of
+the output are 0, as torch's are.
 """
 import copy
+import inspect
+import warnings
 
 import ember
 from ember.nn import functional as F
@@ -31,6 +35,30 @@ def _activation(activation):
     if not callable(activation):
         raise RuntimeError(f"activation should be relu/gelu or a callable, not {activation!r}")
     return activation
+
+
+def _why_no_nested_tensor(layer):
+    """Why torch's TransformerEncoder would not take its nested-tensor fast path with this layer
+    ("" when it would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return "encoder_layer.self_attn.batch_first was not True(use batch_first for better inference performance)"
+    if not layer.self_attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    relu_or_gelu = {inspect.unwrap(F.relu), inspect.unwrap(F.gelu)}  # unwrap: F's functions may be decorated
+    activation = layer.activation
+    if not (inspect.unwrap(activation) in relu_or_gelu or type(activation).__name__ in ("ReLU", "GELU")):
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
+    return ""
 
 
 def _clones(module, n):
@@ -150,9 +178,13 @@ class TransformerEncoder(Module):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
-        # Nested tensors (torch's padding-free fast path) do not exist in ember; the flag is accepted.
         self.enable_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=2)
+        self.use_nested_tensor = enable_nested_tensor and not why_not
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         seq_len = src.shape[1 if self.layers[0].self_attn.batch_first and src.dim() == 3 else 0]
@@ -160,7 +192,27 @@ class TransformerEncoder(Module):
         out = src
         for layer in self.layers:
             out = layer(out, src_mask=mask, is_causal=causal, src_key_padding_mask=src_key_padding_mask)
+        padding = self._nested_padding(src, mask, src_key_padding_mask)
+        if padding is not None:
+            out = out.masked_fill(padding.unsqueeze(-1), 0.0)
         return self.norm(out) if self.norm is not None else out
+
+    def _nested_padding(self, src, mask, key_padding_mask):
+        """The padded positions torch's inference fast path leaves at exactly 0 (it runs on nested
+        tensors, which drop them, and pads the result with zeros), or None when torch would not take
+        that path. The values elsewhere are the same either way."""
+        first = self.layers[0]
+        if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
+                or key_padding_mask is None or mask is not None or ember.is_autocast_enabled()):
+            return None
+        if ember.is_grad_enabled() and (src.requires_grad or any(p.requires_grad for p in first.parameters())):
+            return None
+        padding = key_padding_mask if key_padding_mask.dtype == ember.bool else key_padding_mask != 0
+        if self.mask_check:  # the kept positions must come first in every row
+            kept = (~padding).to(ember.int64)
+            if bool((kept[:, 1:] > kept[:, :-1]).any()):
+                return None
+        return padding
 
 
 class TransformerDecoder(Module):
