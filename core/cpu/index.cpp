@@ -386,7 +386,8 @@ Tensor nonzero(const Tensor& x) {
 Tensor masked_rows(const Tensor& x, const Tensor& mask) {
   const int64_t rows = mask.numel();
   const int64_t bytes = rows == 0 ? 0 : x.numel() / rows * static_cast<int64_t>(x.element_size());
-  const bool* m = mask.data<bool>();
+  // Read as bytes: a bool tensor viewed from other data may hold values other than 0 and 1.
+  const uint8_t* m = static_cast<const uint8_t*>(mask.data_ptr());
   const char* src = static_cast<const char*>(x.data_ptr());
   Shape shape(x.shape().begin() + mask.dim() - 1, x.shape().end());
   Tensor out;
@@ -410,7 +411,7 @@ Tensor masked_rows(const Tensor& x, const Tensor& mask) {
             W* const end = d + (last - first);
             for (int64_t i = b; i < e && d < end; ++i) {
               *d = s[i];
-              d += m[i];
+              d += m[i] != 0;
             }
           });
           return;
