@@ -10,6 +10,7 @@ the tensor and parameter rebuilders, storage types, dtypes, devices and numpy sc
 raises an UnpicklingError naming the global. Storages become 1-D ember tensors and tensors views of them
 (ember.as_strided), so tensors that shared a storage in torch share one here. Writing gives each tensor a
 storage of its own (contiguous)."""
+import _compat_pickle
 import codecs
 import collections
 import io
@@ -130,6 +131,9 @@ class _Unpickler(pickle.Unpickler):
         self._weights_only = weights_only
 
     def find_class(self, module, name):
+        # Protocol 2 writes Python 2's names (__builtin__.set): the allowlist knows Python 3's.
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         found = _torch_global(module, name, self._weights_only)
         return found if found is not None else super().find_class(module, name)
 

@@ -75,6 +75,13 @@ def test_safe_globals_let_weights_only_load_a_users_class():
         ember.load(io.BytesIO(with_config))
 
 
+def test_weights_only_takes_sets_pickled_under_python_2_names():
+    # Protocol 2 names set as __builtin__.set; torch's weights_only loader takes it, and so does ember's.
+    payload = io.BytesIO()
+    ember.save({"labels": {1, 2}, "frozen": frozenset({3})}, payload)
+    assert ember.load(io.BytesIO(payload.getvalue())) == {"labels": {1, 2}, "frozen": frozenset({3})}
+
+
 def test_save_and_load_take_torchs_other_arguments(tmp_path):
     path = tmp_path / "ckpt.pt"
     ember.save({"a": ember.arange(3)}, path, pickle, 2)  # torch.save(obj, f, pickle_module, pickle_protocol)
