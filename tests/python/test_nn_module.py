@@ -1,5 +1,6 @@
 """ember.nn.Module semantics: registration, iteration, state_dict, hooks, modes, conversion, repr."""
 import copy
+import sys
 from collections import OrderedDict
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 import ember
 import ember.nn as nn
+from harness import torch
 
 
 class Net(nn.Module):
@@ -328,6 +330,186 @@ def test_parameter_list_and_dict():
     pd["y"] = ember.zeros(2)
     assert list(pd.keys()) == ["x", "y"] and isinstance(pd["y"], nn.Parameter)
     assert len(list(pd.parameters())) == 2
+
+
+def test_sequential_pop_repeat_and_concatenate():
+    a, b, c = nn.Linear(1, 2), nn.ReLU(), nn.Linear(2, 1)
+    seq = nn.Sequential(a, b, c)
+    assert seq.pop(1) is b and list(seq._modules) == ["0", "1"] and list(seq) == [a, c]
+    assert nn.Sequential(a, b, c).pop(-1) is c
+    seq = nn.Sequential(a, b, c)
+    front = seq.pop(slice(0, 2))
+    assert isinstance(front, nn.Sequential) and list(front) == [a, b] and list(seq) == [c]
+    with pytest.raises(IndexError):
+        seq.pop(5)
+    # * repeats the same module objects (torch's semantics: shared parameters), numbered 0..n-1.
+    named = nn.Sequential(OrderedDict([("fc", a), ("act", b)]))
+    for twice in (named * 2, 2 * named):
+        assert type(twice) is nn.Sequential and list(twice._modules) == ["0", "1", "2", "3"]
+        assert list(twice) == [a, b, a, b]
+        assert len(list(twice.parameters())) == 2
+    assert list(named._modules) == ["fc", "act"]  # the operands stay as they were
+    seq = nn.Sequential(a, b)
+    seq *= 3
+    assert list(seq) == [a, b] * 3 and list(seq._modules) == [str(i) for i in range(6)]
+    with pytest.raises(ValueError, match="Non-positive multiplication factor 0"):
+        nn.Sequential(a) * 0
+    with pytest.raises(TypeError, match="unsupported operand"):
+        nn.Sequential(a) * 1.5
+    both = nn.Sequential(a) + nn.Sequential(OrderedDict([("x", c)]))
+    assert type(both) is nn.Sequential and list(both) == [a, c] and list(both._modules) == ["0", "1"]
+    seq = nn.Sequential(a)
+    seq += nn.Sequential(b, c)
+    assert list(seq) == [a, b, c]
+    with pytest.raises(ValueError, match="supports only objects of Sequential class"):
+        nn.Sequential(a) + nn.ModuleList([b])
+    x = ember.ones(4, 1)
+    np.testing.assert_allclose((nn.Sequential(a, b) + nn.Sequential(c))(x).detach().numpy(),
+                               c(b(a(x))).detach().numpy())
+
+
+def test_sequential_insert_extend_negative_indices_and_subclass_slices():
+    a, b, c, d = nn.Linear(1, 1), nn.ReLU(), nn.Tanh(), nn.Sigmoid()
+    seq = nn.Sequential(a, b)
+    seq.insert(-1, c)
+    assert list(seq) == [a, c, b] and list(seq._modules) == ["0", "1", "2"]
+    seq.insert(3, d)
+    assert list(seq) == [a, c, b, d]
+    with pytest.raises(IndexError):
+        seq.insert(9, d)
+    seq.extend([a])
+    assert seq[-1] is a and seq[-5] is a and len(seq) == 5
+    seq[-1] = b
+    assert seq[4] is b
+    del seq[-2]
+    assert list(seq) == [a, c, b, b]
+
+    class Mine(nn.Sequential):
+        pass
+
+    class MyList(nn.ModuleList):
+        pass
+
+    assert type(Mine(a, b, c)[1:]) is Mine and type(MyList([a, b])[:1]) is MyList
+    assert list(Mine(a, b, c)[::-1]._modules) == ["2", "1", "0"]  # a slice keeps the names, as torch
+
+
+def test_module_list_pop_and_add():
+    mods = [nn.Linear(1, 1), nn.ReLU(), nn.Tanh()]
+    ml = nn.ModuleList(mods)
+    assert ml.pop(0) is mods[0] and list(ml) == mods[1:] and list(ml._modules) == ["0", "1"]
+    assert ml.pop(-1) is mods[2] and list(ml) == [mods[1]]
+    ml = nn.ModuleList(mods)
+    front = ml.pop(slice(0, 2))
+    assert isinstance(front, nn.ModuleList) and list(front) == mods[:2] and list(ml) == [mods[2]]
+    joined = nn.ModuleList(mods[:1]) + nn.ModuleList(mods[1:])
+    assert type(joined) is nn.ModuleList and list(joined) == mods and list(joined._modules) == ["0", "1", "2"]
+    assert list(nn.ModuleList(mods[:1]) + mods[1:]) == mods  # any iterable of modules, as torch
+    ml = nn.ModuleList(mods)
+    ml.insert(-1, nn.Sigmoid())
+    assert isinstance(ml[2], nn.Sigmoid) and ml[3] is mods[2]
+
+
+def test_parameter_dict_orders_a_plain_dict_by_key():
+    # torch sorts a plain dict's keys (parameters() order, so optimizer state indices, follow);
+    # an OrderedDict, a ParameterDict or a sequence of pairs keeps its order.
+    pd = nn.ParameterDict({"w2": ember.zeros(2), "w1": ember.zeros(1), "b": ember.zeros(3)})
+    assert list(pd.keys()) == ["b", "w1", "w2"]
+    assert [tuple(p.shape) for p in pd.parameters()] == [(3,), (1,), (2,)]
+    kept = nn.ParameterDict(OrderedDict([("w2", ember.zeros(2)), ("w1", ember.zeros(1))]))
+    assert list(kept) == ["w2", "w1"]
+    assert list(nn.ParameterDict(kept)) == ["w2", "w1"]
+    pd.update({"z": ember.zeros(1), "c": ember.zeros(1)})
+    pd.update([("y", ember.zeros(1)), ("x", ember.zeros(1))])
+    assert list(pd) == ["b", "w1", "w2", "c", "z", "y", "x"]
+    model = nn.Module()
+    model.p = nn.ParameterDict({"w2": ember.zeros(2), "w1": ember.zeros(1)})
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for p in model.parameters():
+        p.grad = ember.ones_like(p)
+    opt.step()
+    assert {k: tuple(v["momentum_buffer"].shape) for k, v in opt.state_dict()["state"].items()} == {0: (1,), 1: (2,)}
+    if torch is not None:
+        ref = torch.nn.ParameterDict({"w2": torch.zeros(2), "w1": torch.zeros(1), "b": torch.zeros(3)})
+        ref.update({"z": torch.zeros(1), "c": torch.zeros(1)})
+        ref.update([("y", torch.zeros(1)), ("x", torch.zeros(1))])
+        assert list(ref) == list(pd)
+
+
+def test_parameter_dict_dict_api():
+    pd = nn.ParameterDict(OrderedDict([("a", ember.ones(1)), ("b", ember.ones(2))]))
+    assert "a" in pd and "q" not in pd and len(pd) == 2 and list(iter(pd)) == ["a", "b"]
+    assert list(reversed(pd)) == ["b", "a"]
+    assert pd.get("a") is pd["a"] and pd.get("q") is None and pd.get("q", 5) == 5
+    assert [k for k, _ in pd.items()] == ["a", "b"] and [tuple(v.shape) for v in pd.values()] == [(1,), (2,)]
+    b = pd.pop("b")
+    assert isinstance(b, nn.Parameter) and list(pd) == ["a"] and len(list(pd.parameters())) == 1
+    w = pd.setdefault("w", ember.zeros(3))
+    assert isinstance(w, nn.Parameter) and pd["w"] is w and pd.setdefault("w", ember.ones(1)) is w
+    assert pd.popitem()[0] == "w" and list(pd) == ["a"]
+    pd["c"] = None  # values other than tensors are kept as they are
+    assert pd["c"] is None and "c" in pd and len(list(pd.parameters())) == 1
+    assert "Object of type: NoneType" in repr(pd)
+    copied = pd.copy()
+    assert type(copied) is nn.ParameterDict and list(copied) == ["a", "c"] and copied["a"] is pd["a"]
+    fresh = pd.fromkeys(["y", "x"], ember.ones(1))
+    assert list(fresh) == ["y", "x"] and fresh["y"] is not fresh["x"]
+    merged = pd | {"e": ember.ones(1), "d": ember.ones(1)}
+    assert type(merged) is nn.ParameterDict and list(merged) == ["a", "c", "d", "e"] and list(pd) == ["a", "c"]
+    left = {"z": ember.ones(1)} | pd
+    assert type(left) is dict and list(left) == ["z", "a", "c"]
+    pd |= nn.ParameterDict(OrderedDict([("k", ember.ones(1))]))
+    assert list(pd) == ["a", "c", "k"]
+    pd.clear()
+    assert len(pd) == 0 and list(pd.parameters()) == []
+    with pytest.raises(KeyError):
+        pd.popitem()
+    with pytest.raises(TypeError, match="not a string"):
+        pd[1] = ember.ones(1)
+    with pytest.raises(TypeError, match="iterable of key/value pairs"):
+        pd.update(5)
+    with pytest.raises(ValueError, match="has length 3; 2 is required"):
+        pd.update([("a", 1, 2)])
+    with pytest.raises(RuntimeError, match="should not be called"):
+        pd(ember.ones(1))
+
+
+def test_consume_prefix_in_state_dict_if_present():
+    from ember.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+    class Wrapper(nn.Module):  # what a DDP / DataParallel checkpoint's keys look like
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    saved = Wrapper(nn.Sequential(nn.Linear(2, 3))).state_dict()
+    assert list(saved) == ["module.0.weight", "module.0.bias"]
+    saved["other"] = ember.zeros(1)
+    consume_prefix_in_state_dict_if_present(saved, "module.")
+    assert list(saved) == ["other", "0.weight", "0.bias"]  # renamed entries move to the end, as in torch
+    bare = nn.Sequential(nn.Linear(2, 3))
+    del saved["other"]
+    bare.load_state_dict(saved)
+    consume_prefix_in_state_dict_if_present(saved, "module.")  # nothing left to strip
+    assert list(saved) == ["0.weight", "0.bias"]
+    # A torch checkpoint's _metadata (per-module versions) is renamed too; "module" becomes the root "".
+    sd = OrderedDict([("module.0.weight", 1), ("module.0.bias", 2)])
+    sd._metadata = OrderedDict([("", {"version": 1}), ("module", {"version": 2}), ("module.0", {"version": 3})])
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert list(sd) == ["0.weight", "0.bias"]
+    assert sd._metadata == OrderedDict([("", {"version": 2}), ("0", {"version": 3})])
+    from ember.nn.modules.utils import _pair, _triple
+    assert _pair(3) == (3, 3) and _triple((1, 2, 3)) == (1, 2, 3)
+    assert nn.utils is sys.modules["ember.nn.utils"]  # ember.nn.utils, not the modules package's utils
+    if torch is not None:
+        from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present as ref_consume
+        ref = OrderedDict([("module.0.weight", 1), ("x", 0), ("module.0.bias", 2)])
+        ref._metadata = OrderedDict([("", {"version": 1}), ("module", {"version": 2}), ("module.0", {"version": 3})])
+        ours = OrderedDict(ref)
+        ours._metadata = OrderedDict(ref._metadata)
+        ref_consume(ref, "module.")
+        consume_prefix_in_state_dict_if_present(ours, "module.")
+        assert list(ours.items()) == list(ref.items()) and ours._metadata == ref._metadata
 
 
 def test_deepcopy_makes_independent_module():

@@ -9,8 +9,8 @@ import pytest
 import ember
 import ember.nn as nn
 from ember.autograd import gradcheck
-from ember.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence, pad_packed_sequence,
-                                pad_sequence, unpack_sequence, unpad_sequence)
+from ember.nn.utils.rnn import (PackedSequence, invert_permutation, pack_padded_sequence, pack_sequence,
+                                pad_packed_sequence, pad_sequence, unpack_sequence, unpad_sequence)
 from harness import torch
 
 RNG = np.random.default_rng(7)
@@ -474,3 +474,18 @@ def test_torch_parity_packed(cls):
     ((tpad * torch.tensor(w)).sum() + sum(s.sum() for s in t_states)).backward()
     ((epad * ember.tensor(w)).sum() + sum(s.sum() for s in e_states)).backward()
     assert_same(ex.grad, tx.grad, 1e-9)
+
+
+def test_invert_permutation():
+    perm = RNG.permutation(7)
+    inverse = invert_permutation(ember.tensor(perm))
+    assert inverse.dtype == ember.int64
+    np.testing.assert_array_equal(npy(inverse), np.argsort(perm))
+    assert invert_permutation(None) is None
+    assert invert_permutation(ember.tensor(np.zeros(0, dtype=np.int64))).shape == (0,)
+    packed = pack_padded_sequence(ember.zeros(3, 4), [1, 3, 2, 2], enforce_sorted=False)
+    np.testing.assert_array_equal(npy(invert_permutation(packed.sorted_indices)), npy(packed.unsorted_indices))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        invert_permutation(ember.tensor([2, 0, 3]))
+    if torch is not None:
+        np.testing.assert_array_equal(npy(inverse), torch.nn.utils.rnn.invert_permutation(torch.tensor(perm)).numpy())

@@ -1,5 +1,7 @@
 """The layer classes of ember.nn."""
 from ember.nn.modules.module import Module  # noqa: F401
+# ember.nn.modules.utils (torch.nn.modules.utils: consume_prefix_in_state_dict_if_present, _pair, ...) is not
+# imported here: ember.nn takes this package's names with `import *`, and its `utils` is ember.nn.utils.
 from ember.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  # noqa: F401
                                         Sequential)
 from ember.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401

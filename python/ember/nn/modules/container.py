@@ -1,7 +1,9 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+import collections.abc
 from collections import OrderedDict
 import operator
 
+import ember
 from ember.nn.modules.module import Module, _add_indent
 from ember.nn.parameter import Parameter
 
@@ -54,9 +56,35 @@ class Sequential(Module):
         return iter(self._modules.values())
 
     def __add__(self, other):
-        if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class")
-        return Sequential(*list(self), *list(other))
+        """A new Sequential of self's modules then other's (the same module objects), numbered 0..n-1."""
+        _check_sequential(other)
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        _check_sequential(other)
+        for module in list(other):
+            self.append(module)
+        return self
+
+    def __mul__(self, times):
+        """A new Sequential running self's modules `times` times over: the same module objects (shared
+        parameters), as torch does, not copies."""
+        return Sequential(*(list(self) * _repeat_count(self, times)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times):
+        modules = list(self) * (_repeat_count(self, times) - 1)
+        for module in modules:
+            self.append(module)
+        return self
+
+    def pop(self, key):
+        """Removes and returns the module at index `key` (a Sequential of them for a slice); the rest are
+        renumbered 0..n-1."""
+        module = self[key]
+        del self[key]
+        return module
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -86,6 +114,19 @@ class Sequential(Module):
         for module in self:
             input = module(input)
         return input
+
+
+def _check_sequential(other):
+    if not isinstance(other, Sequential):
+        raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+
+
+def _repeat_count(seq, times):
+    if not isinstance(times, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(times)}")
+    if times <= 0:
+        raise ValueError(f"Non-positive multiplication factor {times} for {type(seq)}")
+    return times
 
 
 class ModuleList(Module):
@@ -124,6 +165,17 @@ class ModuleList(Module):
 
     def __iadd__(self, modules):
         return self.extend(modules)
+
+    def __add__(self, other):
+        """A new ModuleList of self's modules then those of `other` (any iterable of modules)."""
+        return ModuleList(list(self) + list(other))
+
+    def pop(self, key):
+        """Removes and returns the module at index `key` (a ModuleList of them for a slice); the rest are
+        renumbered 0..n-1."""
+        module = self[key]
+        del self[key]
+        return module
 
     def __repr__(self):
         # Runs of modules that print the same are shown once, as "(0-2): 3 x Linear(...)" (as torch does).
@@ -252,7 +304,12 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """A dict of Parameters keyed by name."""
+    """A dict of Parameters keyed by name: tensors put in become Parameters (registered, so parameters()
+    and state_dict() see them); other values are kept as they are.
+
+    As in torch, update() (and the constructor) take a plain dict's entries in sorted key order, while an
+    OrderedDict, a ParameterDict or a sequence of (key, value) pairs keeps its order: that order is the
+    order of parameters(), hence of an optimizer's state_dict indices."""
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -260,14 +317,21 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
+    def _check_key(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a string "
+                            f"(type is '{type(key).__name__}')")
+        return key
+
     def __getitem__(self, key):
-        return getattr(self, key)
+        return getattr(self, self._check_key(key))
 
     def __setitem__(self, key, value):
+        attr = self._check_key(key)
         self._keys[key] = None
-        if not isinstance(value, Parameter):
+        if isinstance(value, ember.Tensor) and not isinstance(value, Parameter):
             value = Parameter(value)
-        setattr(self, key, value)
+        setattr(self, attr, value)
 
     def __delitem__(self, key):
         del self._keys[key]
@@ -279,8 +343,14 @@ class ParameterDict(Module):
     def __iter__(self):
         return iter(self._keys)
 
+    def __reversed__(self):
+        return reversed(self._keys)
+
     def __contains__(self, key):
         return key in self._keys
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterDict should not be called.")
 
     def keys(self):
         return self._keys.keys()
@@ -291,16 +361,82 @@ class ParameterDict(Module):
     def values(self):
         return (self[k] for k in self._keys)
 
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Removes and returns the last (key, value) put in."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for key in list(self._keys):
+            del self[key]
+
+    def copy(self):
+        """A new ParameterDict holding the same Parameters, in the same order."""
+        return ParameterDict(OrderedDict(self.items()))
+
+    def fromkeys(self, keys, default=None):
+        """A new ParameterDict with `keys` (in their order), each set to `default`."""
+        return ParameterDict([(k, default) for k in keys])
+
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = list(parameters.items())
+        elif isinstance(parameters, collections.abc.Mapping):
+            items = sorted(parameters.items(), key=lambda kv: kv[0])
+        elif isinstance(parameters, collections.abc.Iterable):
+            items = []
+            for i, pair in enumerate(parameters):
+                if not isinstance(pair, collections.abc.Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{i} should be Iterable; is "
+                                    f"{type(pair).__name__}")
+                pair = tuple(pair)
+                if len(pair) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{i} has length {len(pair)}; "
+                                     "2 is required")
+                items.append(pair)
+        else:
+            raise TypeError(f"ParametersDict.update should be called with an iterable of key/value pairs, but "
+                            f"got {type(parameters).__name__}")
+        for key, value in items:
+            self[key] = value
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        # dict | ParameterDict: other's type, as torch (a plain dict's update takes our keys() and [key]).
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
     def extra_repr(self):
         return "\n".join(f"  ({k}): {_describe_parameter(p)}" for k, p in self.items())
 
 
 def _describe_parameter(p):
+    if not isinstance(p, ember.Tensor):
+        return f"Object of type: {type(p).__name__}"
     kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
     size = "x".join(str(s) for s in p.shape)
     device = f" ({p.device})" if p.device.type == "cuda" else ""

@@ -1,5 +1,5 @@
 """Sequence helpers of torch.nn.utils.rnn: pad_sequence, unpad_sequence, PackedSequence, pack_padded_sequence,
-pad_packed_sequence, pack_sequence, unpack_sequence.
+pad_packed_sequence, pack_sequence, unpack_sequence, invert_permutation.
 
 A PackedSequence holds the steps of a batch of sequences of different lengths without padding: the
 batch sorted by decreasing length, `data` = the first step of every sequence, then the second step of
@@ -12,7 +12,7 @@ import numpy as np
 import ember
 
 __all__ = ["pad_sequence", "unpad_sequence", "PackedSequence", "pack_padded_sequence", "pad_packed_sequence",
-           "pack_sequence", "unpack_sequence"]
+           "pack_sequence", "unpack_sequence", "invert_permutation"]
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
@@ -80,6 +80,15 @@ class PackedSequence(NamedTuple):
 
     def is_pinned(self):
         return self.data.is_pinned()
+
+
+def invert_permutation(permutation):
+    """The permutation q with q[permutation[i]] = i (a PackedSequence's unsorted_indices from its
+    sorted_indices); None stays None."""
+    if permutation is None:
+        return None
+    positions = ember.arange(permutation.numel(), dtype=permutation.dtype, device=permutation.device)
+    return ember.empty_like(permutation).scatter_(0, permutation, positions)
 
 
 def _lengths_array(lengths):
