@@ -34,10 +34,10 @@ class RefSGD:
 
 
 class RefAdam:
-    decoupled = False
-
-    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, maximize=False):
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, maximize=False,
+                 decoupled_weight_decay=False):
         self.o = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
+        self.decoupled = decoupled_weight_decay
         self.state = {}
 
     def update(self, i, p, g, o):
@@ -61,10 +61,8 @@ class RefAdam:
 
 
 class RefAdamW(RefAdam):
-    decoupled = True
-
     def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, maximize=False):
-        super().__init__(lr, betas, eps, weight_decay, amsgrad, maximize)
+        super().__init__(lr, betas, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay=True)
 
 
 class RefRMSprop:
@@ -209,6 +207,7 @@ CONFIGS = [
     ("Adam", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)),
     ("Adam", dict(lr=0.05, amsgrad=True, eps=1e-3)),
     ("Adam", dict(lr=0.05, amsgrad=True, maximize=True, weight_decay=0.05)),
+    ("Adam", dict(lr=0.05, weight_decay=0.3, decoupled_weight_decay=True)),
     ("AdamW", dict(lr=0.1)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
     ("AdamW", dict(lr=0.05, weight_decay=0.1, maximize=True)),
@@ -643,3 +642,196 @@ def test_load_state_dict_casts_buffers_to_the_parameter_dtype():
     p.grad = ember.tensor([1.0, -1.0], dtype=ember.float64)
     opt.step()
     np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(), rtol=1e-6)
+
+
+# ---- Adam's decoupled_weight_decay, named parameters, step hooks, duplicate parameters
+
+def test_adam_decoupled_weight_decay_is_adamw():
+    assert ember.optim.Adam([leaf([1.0])]).defaults["decoupled_weight_decay"] is False
+    assert ember.optim.AdamW([leaf([1.0])]).defaults["decoupled_weight_decay"] is True
+    opt = ember.optim.Adam([leaf([1.0])], decoupled_weight_decay=True)
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True
+    assert "decoupled_weight_decay: True" in repr(opt)
+    arrays = initial_arrays()
+    adam, _ = run_ember(("Adam", dict(lr=0.05, weight_decay=0.3, decoupled_weight_decay=True)),
+                        [leaf(a) for a in arrays], STEPS)
+    adamw, _ = run_ember(("AdamW", dict(lr=0.05, weight_decay=0.3)), [leaf(a) for a in arrays], STEPS)
+    for a, w in zip(adam, adamw):
+        for x, y in zip(a, w):
+            np.testing.assert_array_equal(x, y)
+
+
+def _after_load(cls, saved, **kwargs):
+    """The decoupled flag of a `cls` optimizer that loaded `saved`, and its first step from p = 1, g = 1."""
+    p = leaf([1.0])
+    opt = cls([p], lr=0.1, weight_decay=0.5, **kwargs)
+    opt.load_state_dict(saved)
+    p.grad = ember.tensor([1.0], dtype=ember.float64)
+    opt.step()
+    return opt.param_groups[0]["decoupled_weight_decay"], p.item()
+
+
+def test_load_state_dict_honours_decoupled_weight_decay():
+    def saved(cls, drop_key=False, **kwargs):
+        sd = cls([leaf([1.0])], lr=0.1, weight_decay=0.5, **kwargs).state_dict()
+        if drop_key:  # a checkpoint from a torch that had no such key
+            del sd["param_groups"][0]["decoupled_weight_decay"]
+        return sd
+
+    # p = 1, g = 1, lr = 0.1, wd = 0.5, first step: L2 decay moves p by lr (the Adam step is lr * sign);
+    # decoupled decay scales p by 1 - lr * wd first.
+    l2, decoupled = 1.0 - 0.1, 1.0 * (1 - 0.1 * 0.5) - 0.1
+    Adam, AdamW = ember.optim.Adam, ember.optim.AdamW
+    assert _after_load(Adam, saved(Adam, decoupled_weight_decay=True)) == (True, pytest.approx(decoupled))
+    assert _after_load(Adam, saved(Adam), decoupled_weight_decay=True) == (False, pytest.approx(l2))
+    assert _after_load(Adam, saved(AdamW, drop_key=True), decoupled_weight_decay=True) == (False, pytest.approx(l2))
+    assert _after_load(AdamW, saved(Adam)) == (True, pytest.approx(decoupled))  # AdamW is always decoupled
+    if torch is not None:
+        for cls, src, drop, kw in [("Adam", "Adam", False, {"decoupled_weight_decay": True}),
+                                   ("Adam", "AdamW", True, {}), ("AdamW", "Adam", False, {})]:
+            sd = getattr(torch.optim, src)([torch.zeros(1, requires_grad=True)], lr=0.1, weight_decay=0.5,
+                                           **kw).state_dict()
+            if drop:
+                del sd["param_groups"][0]["decoupled_weight_decay"]
+            ref = getattr(torch.optim, cls)([torch.zeros(1, requires_grad=True)])
+            ref.load_state_dict(sd)
+            ours = getattr(ember.optim, cls)([leaf([0.0])])
+            ours.load_state_dict(sd)
+            assert ours.param_groups[0]["decoupled_weight_decay"] == ref.param_groups[0]["decoupled_weight_decay"]
+
+
+def test_named_parameters_record_param_names():
+    model = ember.nn.Linear(2, 1).double()
+    opt = ember.optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)
+    group = opt.param_groups[0]
+    assert group["param_names"] == ["weight", "bias"]
+    assert [id(p) for p in group["params"]] == [id(p) for p in model.parameters()]
+    for p in model.parameters():
+        p.grad = ember.ones_like(p)
+    opt.step()
+    saved = opt.state_dict()
+    assert saved["param_groups"][0]["param_names"] == ["weight", "bias"]
+    assert saved["param_groups"][0]["params"] == [0, 1] and sorted(saved["state"]) == [0, 1]
+    # Loading keeps this optimizer's names when the checkpoint has none, else takes the checkpoint's.
+    plain = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    plain.load_state_dict(saved)
+    assert plain.param_groups[0]["param_names"] == ["weight", "bias"]
+    opt.load_state_dict(ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9).state_dict())
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    grouped = ember.optim.Adam([{"params": model.named_parameters(), "lr": 0.3}], lr=0.1)
+    assert grouped.param_groups[0]["param_names"] == ["weight", "bias"] and grouped.param_groups[0]["lr"] == 0.3
+    with pytest.raises(ValueError, match="cannot add param group without names"):
+        opt.add_param_group({"params": [leaf([1.0])]})
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        ember.optim.SGD([("a", leaf([1.0])), leaf([2.0])], lr=0.1)
+    if torch is not None:
+        ref = torch.optim.SGD(torch.nn.Linear(2, 1).named_parameters(), lr=0.1, momentum=0.9)
+        assert list(ref.state_dict()["param_groups"][0]) == list(
+            ember.optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9).state_dict()["param_groups"][0])
+
+
+def test_step_hooks():
+    p = leaf([1.0])
+    opt = ember.optim.SGD([p], lr=0.1)
+    calls = []
+    pre = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", o is opt, args, kwargs)))
+    post = opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", args, kwargs)))
+    p.grad = ember.tensor([1.0], dtype=ember.float64)
+    opt.step()
+    opt.step(closure=None)
+    # args holds the optimizer first, as torch passes step's own arguments.
+    assert calls == [("pre", True, (opt,), {}), ("post", (opt,), {}),
+                     ("pre", True, (opt,), {"closure": None}), ("post", (opt,), {"closure": None})]
+    assert p.item() == pytest.approx(0.8)
+    pre.remove()
+    post.remove()
+    calls.clear()
+    opt.step()
+    assert calls == []
+    # A pre-hook may replace the arguments.
+    with opt.register_step_pre_hook(lambda o, args, kwargs: (args, {"closure": lambda: 7.0})):
+        assert opt.step() == 7.0
+    with opt.register_step_pre_hook(lambda o, args, kwargs: 5):
+        with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, new_kwargs\)"):
+            opt.step()
+
+
+def test_global_step_hooks_and_subclass_steps():
+    from ember.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+    order = []
+
+    class Scaled(ember.optim.SGD):  # a user optimizer whose step calls the base class's
+        def step(self, closure=None):
+            order.append("step")
+            return super().step(closure)
+
+    p = leaf([1.0])
+    opt = Scaled([p], lr=0.1)
+    handles = [register_optimizer_step_pre_hook(lambda o, a, k: order.append("global pre")),
+               opt.register_step_pre_hook(lambda o, a, k: order.append("pre")),
+               opt.register_step_post_hook(lambda o, a, k: order.append("post")),
+               register_optimizer_step_post_hook(lambda o, a, k: order.append("global post"))]
+    try:
+        p.grad = ember.tensor([1.0], dtype=ember.float64)
+        opt.step()
+        assert order == ["global pre", "pre", "step", "post", "global post"]  # once, around the outer step
+        order.clear()
+        ember.optim.Adam([leaf([1.0])]).step()
+        assert order == ["global pre", "global post"]
+    finally:
+        for h in handles:
+            h.remove()
+    order.clear()
+    ember.optim.Adam([leaf([1.0])]).step()
+    assert order == []
+
+
+def test_duplicate_parameters_warn_and_step_each_place():
+    # torch warns and keeps both places; each is stepped in turn (its for-loop implementation).
+    w, b = leaf([1.0, -2.0, 3.0]), leaf([0.5, 0.5])
+    with pytest.warns(UserWarning, match="duplicate parameters"):
+        opt = ember.optim.SGD([w, b, w], lr=0.1, momentum=0.9)
+    assert len(opt.param_groups[0]["params"]) == 3
+    w.grad = ember.tensor([1.0, 1.0, 1.0], dtype=ember.float64)
+    b.grad = ember.tensor([1.0, 1.0], dtype=ember.float64)
+    opt.step()
+    # As in torch's SGD, both places start a buffer (the gradient) on the first step: w moves twice by lr * g.
+    np.testing.assert_allclose(w.detach().numpy(), [0.8, -2.2, 2.8])
+    np.testing.assert_allclose(b.detach().numpy(), [0.4, 0.4])
+    # torch's state_dict numbering: a repeated parameter takes the index of its last place.
+    saved = opt.state_dict()
+    assert saved["param_groups"][0]["params"] == [2, 1, 2] and sorted(saved["state"]) == [1, 2]
+    restored_w, restored_b = leaf([0.0, 0.0, 0.0]), leaf([0.0, 0.0])
+    with pytest.warns(UserWarning):
+        restored = ember.optim.SGD([restored_w, restored_b, restored_w], lr=0.1, momentum=0.9)
+    restored.load_state_dict(saved)
+    np.testing.assert_allclose(restored.state[restored_w]["momentum_buffer"].numpy(), [1.0, 1.0, 1.0])
+    opt.step()  # from then on one buffer, updated at each place in turn: 0.9 + 1, then 0.9 * 1.9 + 1
+    np.testing.assert_allclose(w.detach().numpy(), np.array([0.8, -2.2, 2.8]) - 0.1 * (1.9 + 2.71))
+    for name, kwargs in [("Adam", dict(lr=0.1, amsgrad=True)), ("RMSprop", dict(lr=0.1, momentum=0.5, centered=True)),
+                         ("Adagrad", dict(lr=0.1))]:
+        arrays = initial_arrays(shapes=[(3,), (2,)])
+        params = [leaf(a) for a in arrays]
+        with pytest.warns(UserWarning):
+            opt = getattr(ember.optim, name)([params[0], params[1], params[0]], **kwargs)
+        ref = REFS[name](**kwargs)
+        expected = [a.copy() for a in arrays]
+        for step in range(3):
+            for i, p in enumerate(params):
+                p.grad = ember.tensor(grad_at(step, i, tuple(p.shape)))
+            opt.step()
+            for i in (0, 1, 0):  # the reference steps each place, in order
+                expected[i] = ref.update(i, expected[i], grad_at(step, i, expected[i].shape), ref.o)
+        for p, e in zip(params, expected):
+            np.testing.assert_allclose(p.detach().numpy(), e, rtol=1e-10, err_msg=name)
+        assert opt.state[params[0]]["step"].item() == 6
+        if torch is not None:
+            tparams = [torch.tensor(a, requires_grad=True) for a in arrays]
+            with pytest.warns(UserWarning):
+                topt = getattr(torch.optim, name)([tparams[0], tparams[1], tparams[0]], foreach=False, **kwargs)
+            for step in range(3):
+                for i, p in enumerate(tparams):
+                    p.grad = torch.tensor(grad_at(step, i, tuple(p.shape)))
+                topt.step()
+            for p, t in zip(params, tparams):
+                np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-10, err_msg=name)

@@ -2,12 +2,17 @@
 
 Subclasses implement step() by gathering one group's parameters, gradients and
 state into lists and making one multi-tensor C++ call (ember._C._optim_*).
+Every subclass's step runs the step hooks (_step_hooks.py).
 """
-from collections import defaultdict
+import warnings
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
 import ember
+
+from ._step_hooks import add_hook, with_step_hooks
+from ._step_hooks import register_optimizer_step_post_hook, register_optimizer_step_pre_hook  # noqa: F401
 
 
 class _RequiredParameter:
@@ -21,11 +26,22 @@ required = _RequiredParameter()
 
 
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if callable(cls.__dict__.get("step")):
+            cls.step = with_step_hooks(cls.__dict__["step"])
+
     def __init__(self, params, defaults):
         self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
         if isinstance(params, ember.Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors "
                             f"or dicts, but got {type(params).__name__}")
+        if isinstance(params, set):
+            warnings.warn("optimizer parameters need to be organized in ordered collections, but the ordering "
+                          "of tensors in sets will change between runs. Please use a list instead. This will be "
+                          "an error in a future release.", FutureWarning, stacklevel=3)
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -41,6 +57,17 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before each step();
+        returns a handle whose remove() unregisters it."""
+        return add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs), run after each step(); returns a removable handle."""
+        return add_hook(self._optimizer_step_post_hooks, hook)
 
     def __repr__(self):
         lines = [self.__class__.__name__ + " ("]
@@ -63,6 +90,7 @@ class Optimizer:
                             "the ordering of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        _split_names(param_group)
         for param in param_group["params"]:
             if not isinstance(param, ember.Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
@@ -75,7 +103,15 @@ class Optimizer:
             param_group.setdefault(name, default)
         ids = [id(p) for p in param_group["params"]]
         if len(set(ids)) != len(ids):
-            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+            # torch keeps the duplicates (each occurrence is stepped) and only warns, for now.
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in group) != ("param_names" in param_group):
+                kind = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {kind} to the optimizer")
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if existing & set(ids):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -107,17 +143,20 @@ class Optimizer:
 
     # ---- state_dict in torch's layout: parameters are replaced by their
     # index in the order of param_groups, state is keyed by that index.
+    # A parameter listed twice in a group takes the index of its last place
+    # (torch's numbering, which then skips the first place's index).
     def state_dict(self):
         index_of = {}
-        next_index = 0
+        start = 0
         groups = []
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            for p in group["params"]:
-                if id(p) not in index_of:
-                    index_of[id(p)] = next_index
-                    next_index += 1
+            earlier = set(index_of)
+            for i, p in enumerate(group["params"], start):
+                if id(p) not in earlier:
+                    index_of[id(p)] = i
             packed["params"] = [index_of[id(p)] for p in group["params"]]
+            start += len(group["params"])
             groups.append(packed)
         state = {index_of[id(p)]: value for p, value in self.state.items() if id(p) in index_of}
         return {"state": state, "param_groups": groups}
@@ -144,9 +183,11 @@ class Optimizer:
         for group, saved in zip(groups, saved_groups):
             new_group = {k: deepcopy(v) for k, v in saved.items() if k != "params"}
             new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
             new_groups.append(new_group)
-        self.state = state
-        self.param_groups = new_groups
+        # Through __setstate__, where a subclass fills in the keys an older checkpoint lacks.
+        self.__setstate__({"state": state, "param_groups": new_groups})
 
     @staticmethod
     def _cast_state(param, key, value):
@@ -161,6 +202,19 @@ class Optimizer:
         return value.to(device=param.device, copy=True)
 
 
+def _split_names(param_group):
+    """named_parameters() given as params: (name, tensor) pairs become the tensors, their names the
+    group's "param_names" (as torch records them; they are saved in state_dict and not used to match)."""
+    params = param_group["params"]
+    named = [isinstance(p, tuple) for p in params]
+    if not any(named):
+        return
+    if not all(named):
+        raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+    param_group["param_names"] = [name for name, _ in params]
+    param_group["params"] = [p for _, p in params]
+
+
 def _group_with_grads(optimizer, group, with_state=True, with_step=False):
     """The params of `group` that have a gradient, their grads and (when
     `with_state`, creating empty ones as torch does) their state dicts; with
@@ -173,6 +227,18 @@ def _group_with_grads(optimizer, group, with_state=True, with_step=False):
             if "step" not in s:
                 s["step"] = _new_step()
     return [_real_view(p) for p in params], [_real_view(g) for g in grads], states
+
+
+def _share_new_state(params, states, names):
+    """A parameter listed twice in a group is stepped once per place, in order, as torch's (CPU) loop
+    does. The multi-tensor calls would create a separate new buffer for each place, so here a repeated
+    parameter's missing buffers `names` are created (zeros, torch's start) before the call."""
+    if len({id(s) for s in states}) == len(states):
+        return
+    for p, s in zip(params, states):
+        for name in names:
+            if s.get(name) is None:
+                s[name] = ember.zeros_like(p)
 
 
 def _real_view(t):

@@ -2,7 +2,7 @@
 import ember
 
 from ._checks import check_non_negative
-from .optimizer import Optimizer, _group_with_grads
+from .optimizer import Optimizer, _group_with_grads, _share_new_state
 
 
 class RMSprop(Optimizer):
@@ -21,6 +21,8 @@ class RMSprop(Optimizer):
             if not params:
                 continue
             centered, momentum = bool(group["centered"]), float(group["momentum"])
+            _share_new_state(params, states, ("square_avg",) + (("grad_avg",) if centered else ())
+                             + (("momentum_buffer",) if momentum > 0 else ()))
             sq, ga, buf = ember._C._optim_rmsprop(
                 params, grads, [s.get("square_avg") for s in states], [s.get("grad_avg") for s in states],
                 [s.get("momentum_buffer") for s in states], [s["step"] for s in states],
