@@ -12,6 +12,7 @@ from ember.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset,
                               IterableDataset, RandomSampler, SequentialSampler, Subset,
                               SubsetRandomSampler, TensorDataset, WeightedRandomSampler,
                               default_collate, default_convert, get_worker_info, random_split)
+from harness import torch
 
 
 def gen(seed):
@@ -316,8 +317,52 @@ class Faulty(Dataset):
 
 
 def test_worker_exception_names_worker():
-    with pytest.raises(RuntimeError, match=r"worker process 1(.|\n)*KeyError(.|\n)*bad sample 6"):
+    # Re-raised with its own type (as torch), the message naming the worker and holding its traceback.
+    with pytest.raises(KeyError, match=r"Caught KeyError in DataLoader worker process 1\.\nOriginal Traceback"
+                                       r"(.|\n)*bad sample 6") as info:
         list(DataLoader(Faulty("raise"), batch_size=2, num_workers=2))
+    assert str(info.value).startswith("Caught KeyError")  # KeyError's quoting kept out of the message
+
+
+class TwoArgError(Exception):
+    def __init__(self, code, detail):
+        super().__init__(code, detail)
+
+
+class RaisesAny(Dataset):
+    def __init__(self, make_error):
+        self.make_error = make_error
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        raise self.make_error()
+
+
+def _local_error_type():
+    class Local(ValueError):  # cannot be pickled: its type cannot reach the main process
+        pass
+    return Local("local")
+
+
+@pytest.mark.parametrize("make_error,raised,caught", [
+    (lambda: ValueError("bad value"), ValueError, "ValueError"),
+    (lambda: TwoArgError(3, "detail"), RuntimeError, "TwoArgError"),  # not rebuildable from one message
+    (_local_error_type, RuntimeError, "Local"),
+], ids=["builtin", "two-arg", "unpicklable"])
+def test_worker_exception_type(make_error, raised, caught):
+    with pytest.raises(raised, match=f"Caught {caught} in DataLoader worker process 0"):
+        list(DataLoader(RaisesAny(make_error), batch_size=2, num_workers=1))
+    if torch is not None and raised is ValueError:
+        class TorchSide(torch.utils.data.Dataset):
+            def __len__(self):
+                return 2
+
+            def __getitem__(self, i):
+                raise ValueError("bad value")
+        with pytest.raises(ValueError, match="Caught ValueError in DataLoader worker process 0"):
+            list(torch.utils.data.DataLoader(TorchSide(), num_workers=1))
 
 
 @pytest.mark.parametrize("action,why", [("exit", "exit code 7"), ("kill", "signal 9")])
@@ -345,14 +390,14 @@ def test_timeout():
 def test_worker_start_error():
     def bad_init(worker_id):
         raise ValueError("cannot start")
-    with pytest.raises(RuntimeError, match="(.|\n)*cannot start"):
+    with pytest.raises(ValueError, match="Caught ValueError in DataLoader worker process (.|\n)*cannot start"):
         list(DataLoader(Squares(4), num_workers=2, worker_init_fn=bad_init))
 
 
 def test_worker_error_comes_in_order():
     it = iter(DataLoader(Faulty("raise"), batch_size=2, num_workers=2))
     assert [next(it).tolist() for _ in range(3)] == [[0, 1], [2, 3], [4, 5]]
-    with pytest.raises(RuntimeError, match="worker process 1"):
+    with pytest.raises(KeyError, match="worker process 1"):
         next(it)
 
 
@@ -387,6 +432,30 @@ def test_worker_random_state_follows_generator():
     assert other != runs[0]
     flat = sum(runs[0], [])
     assert len({tuple(x) for x in flat}) == 8  # workers do not repeat each other's draws
+
+
+class NumpyDraws(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return float(np.random.rand())
+
+
+def test_workers_seed_numpy_differently():
+    # Forked workers would all continue the parent's numpy stream: each is seeded from its id and the
+    # epoch's base seed instead (as torch does), so no two draw the same numbers.
+    values = [v for batch in DataLoader(NumpyDraws(), batch_size=2, num_workers=2) for v in batch.tolist()]
+    assert len(set(values)) == 8
+    again = [v for batch in DataLoader(NumpyDraws(), batch_size=2, num_workers=2) for v in batch.tolist()]
+    assert set(again).isdisjoint(values)  # a new epoch, a new base seed
+    runs = [[v for batch in DataLoader(NumpyDraws(), batch_size=2, num_workers=2, generator=gen(3))
+             for v in batch.tolist()] for _ in range(2)]
+    assert runs[0] == runs[1]  # reproducible from the loader's generator
+    if torch is not None:
+        ref = [v for batch in torch.utils.data.DataLoader(NumpyDraws(), batch_size=2, num_workers=2)
+               for v in batch.tolist()]
+        assert len(set(ref)) == 8
 
 
 def test_spawned_workers_get_pickled_tensors():

@@ -5,8 +5,10 @@ numpy array (`_Packed`) and the main process unpacks them back into tensors.
 """
 import collections.abc
 import os
+import pickle
 import queue
 import random
+import sys
 import traceback
 
 import numpy as np
@@ -81,17 +83,53 @@ def _map_tree(data, fn, leaf_type):
     return data
 
 
-class ExceptionWrapper:
-    """An exception raised in a worker, carried to the main process as text."""
+class _KeyErrorMessage(str):
+    """KeyError's str() is the repr of its argument; this keeps a multi-line message readable."""
 
-    def __init__(self, worker_id, where):
+    def __repr__(self):
+        return self
+
+
+class ExceptionWrapper:
+    """The exception being handled in a worker, carried to the main process: its type (when the type
+    pickles, so the main process can find it) and the worker's traceback as text. reraise() raises the
+    same type there, as torch does, with a message naming the worker and holding that traceback; a
+    type that cannot be rebuilt from one message string becomes a RuntimeError."""
+
+    def __init__(self, worker_id):
+        exc_type = sys.exc_info()[0]
         self.worker_id = worker_id
-        self.where = where
+        self.type_name = exc_type.__name__
+        self.exc_type = exc_type if _pickles(exc_type) else None
         self.text = traceback.format_exc()
 
     def reraise(self):
-        raise RuntimeError(f"Caught an exception in DataLoader worker process {self.worker_id} "
-                           f"{self.where}.\nOriginal {self.text}")
+        msg = f"Caught {self.type_name} in DataLoader worker process {self.worker_id}.\nOriginal {self.text}"
+        if self.exc_type is None:
+            raise RuntimeError(msg)
+        if issubclass(self.exc_type, KeyError):
+            msg = _KeyErrorMessage(msg)
+        try:
+            error = self.exc_type(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise error
+
+
+def _pickles(obj):
+    try:
+        pickle.dumps(obj)
+    except Exception:
+        return False
+    return True
+
+
+def _seed_numpy(base_seed, worker_id):
+    """numpy's global RNG in a worker: seeded from (worker id, the epoch's base seed) through numpy's
+    SeedSequence, so that workers (and epochs) draw different numbers, as torch seeds them; a forked
+    worker would otherwise repeat its parent's stream, the same in every worker."""
+    state = np.random.SeedSequence([worker_id, base_seed]).generate_state(4)
+    np.random.seed(state)
 
 
 class _IterableFetcher:
@@ -155,12 +193,13 @@ def worker_loop(iterable, dataset, index_queue, result_queue, collate_fn, batch_
             ember.set_num_threads(1)  # workers run side by side: no nested thread pools
         ember.manual_seed(seed)
         random.seed(seed)
+        _seed_numpy(seed - worker_id, worker_id)
         _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
         if init_fn is not None:
             init_fn(worker_id)
         fetcher = make_fetcher(iterable, dataset, collate_fn, batch_size, drop_last, batched)
     except Exception:
-        result_queue.put((None, ExceptionWrapper(worker_id, "while starting")))
+        result_queue.put((None, ExceptionWrapper(worker_id)))
         fetcher = None
     while True:
         try:
@@ -179,7 +218,7 @@ def worker_loop(iterable, dataset, index_queue, result_queue, collate_fn, batch_
         except StopIteration:
             result = _IterableEnd(worker_id)
         except Exception:
-            result = ExceptionWrapper(worker_id, "while loading a batch")
+            result = ExceptionWrapper(worker_id)
         result_queue.put((task_id, result))
     # Results nobody reads any more (an abandoned epoch) must not block our exit.
     result_queue.cancel_join_thread()
