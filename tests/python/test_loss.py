@@ -2,15 +2,20 @@
 weights, ignore_index, label_smoothing, class probabilities), nll_loss,
 mse/l1/smooth_l1, binary_cross_entropy (with and without logits, pos_weight)
 and kl_div, against numpy references of torch's documented formulas, every
-reduction, float64 gradcheck, numerical stability and errors."""
+reduction, float64 gradcheck, numerical stability and errors; and, through
+ember.nn.functional and the loss modules, torch's legacy size_average / reduce
+arguments and its warning for a target of another size than the input."""
 import math
+import os
+import warnings
 
 import numpy as np
 import pytest
 
 import ember
+import ember.nn.functional as NF
 from ember._C import _nn as F
-from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy
+from harness import OpCase, assert_close, make, parametrize_cases, random_array, table_tests, to_numpy, torch
 
 FL = (np.float32, np.float64)
 REDUCTIONS = ("none", "mean", "sum")
@@ -430,3 +435,120 @@ def test_cross_entropy_with_every_target_ignored_has_a_zero_gradient(smoothing):
     F.cross_entropy(x, make(np.array([-100, 2])), label_smoothing=smoothing).backward()
     expected = np.full(3, 1 / 3) - ((1 - smoothing) * np.eye(3)[2] + smoothing / 3)
     assert_close(x.grad, np.stack([np.zeros(3), expected]))
+
+
+# ---- legacy size_average / reduce, and the target-size warning (ember.nn.functional, nn modules)
+
+LEGACY = [  # (size_average, reduce) -> the reduction torch maps them to
+    ((None, False), "none"), ((False, None), "sum"), ((True, None), "mean"), ((False, False), "none"),
+    ((True, True), "mean"), ((False, True), "sum"), ((0, 1), "sum")]
+
+
+def _legacy_cases(lib):
+    """(name, call(**reduction_kwargs)) of every functional loss that takes size_average / reduce."""
+    rng = np.random.default_rng(3)
+    x = lib.tensor(rng.uniform(0.1, 0.9, (4, 3)))
+    y = lib.tensor(rng.uniform(0.1, 0.9, (4, 3)))
+    sign = lib.tensor(np.where(rng.uniform(size=(4, 3)) > 0.5, 1.0, -1.0))
+    cls = lib.tensor(np.array([0, 2, 1, 2]))
+    sign4 = lib.tensor(np.array([1.0, -1.0, 1.0, -1.0]))
+    labels = lib.tensor(np.array([[0, 2, -1], [1, -1, 0], [2, 1, 0], [-1, 0, 0]]))
+    fn = lib.nn.functional
+    return [
+        ("mse_loss", lambda **kw: fn.mse_loss(x, y, **kw)),
+        ("l1_loss", lambda **kw: fn.l1_loss(x, y, **kw)),
+        ("smooth_l1_loss", lambda **kw: fn.smooth_l1_loss(x, y, **kw)),
+        ("nll_loss", lambda **kw: fn.nll_loss(x.log(), cls, **kw)),
+        ("kl_div", lambda **kw: fn.kl_div(x.log(), y, **kw)),
+        ("poisson_nll_loss", lambda **kw: fn.poisson_nll_loss(x, y, **kw)),
+        ("soft_margin_loss", lambda **kw: fn.soft_margin_loss(x, sign, **kw)),
+        ("hinge_embedding_loss", lambda **kw: fn.hinge_embedding_loss(x, sign, **kw)),
+        ("multilabel_margin_loss", lambda **kw: fn.multilabel_margin_loss(x, labels, **kw)),
+        ("multilabel_soft_margin_loss", lambda **kw: fn.multilabel_soft_margin_loss(x, y, **kw)),
+        ("cosine_embedding_loss", lambda **kw: fn.cosine_embedding_loss(x, y, sign4, **kw)),
+        ("margin_ranking_loss", lambda **kw: fn.margin_ranking_loss(x, y, sign, **kw)),
+        ("multi_margin_loss", lambda **kw: fn.multi_margin_loss(x, cls, **kw)),
+        ("triplet_margin_loss", lambda **kw: fn.triplet_margin_loss(x, y, x.flip(0), **kw)),
+    ]
+
+
+EMBER_DIR = os.path.dirname(ember.__file__)  # warnings name the caller's file, not one of ember's
+
+
+@pytest.mark.parametrize("legacy,reduction", LEGACY, ids=[f"{a}-{b}" for (a, b), _ in LEGACY])
+def test_legacy_reduction_arguments_map_with_a_warning(legacy, reduction):
+    size_average, reduce = legacy
+    expected_warning = f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead."
+    refs = dict(_legacy_cases(torch)) if torch is not None else {}
+    for name, call in _legacy_cases(ember):
+        with pytest.warns(UserWarning) as record:
+            got = call(size_average=size_average, reduce=reduce, reduction="mean")
+        assert [str(w.message) for w in record] == [expected_warning], name
+        assert not record[0].filename.startswith(EMBER_DIR), name  # attributed to the caller, not to ember
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the plain reduction warns about nothing
+            assert_close(got, call(reduction=reduction), 1e-12, 1e-12, msg=name)
+        if torch is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = refs[name](size_average=size_average, reduce=reduce).numpy()
+            assert_close(got, ref, 1e-10, 1e-12, msg=name)
+
+
+def test_legacy_reduction_arguments_in_loss_modules():
+    nn = ember.nn
+    x, y = ember.tensor([[0.2, 0.7], [0.4, 0.9]]), ember.tensor([[0.1, 0.5], [0.8, 0.3]])
+    for make_module, reduction in [(lambda: nn.MSELoss(size_average=False), "sum"),
+                                   (lambda: nn.L1Loss(reduce=False), "none"),
+                                   (lambda: nn.NLLLoss(size_average=True), "mean"),
+                                   (lambda: nn.KLDivLoss(size_average=False), "sum"),
+                                   (lambda: nn.CrossEntropyLoss(reduce=False), "none"),
+                                   (lambda: nn.BCELoss(size_average=False, reduce=True), "sum"),
+                                   (lambda: nn.SoftMarginLoss(reduce=False, size_average=True), "none"),
+                                   (lambda: nn.MultiMarginLoss(size_average=False), "sum")]:
+        with pytest.warns(UserWarning, match=f"please use reduction='{reduction}' instead"):
+            module = make_module()
+        assert module.reduction == reduction
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert nn.MSELoss(reduction="sum").reduction == "sum"
+        assert_close(nn.MSELoss(reduction="none")(x, y), (to_numpy(x) - to_numpy(y)) ** 2)
+    with pytest.warns(UserWarning):
+        assert_close(nn.MSELoss(size_average=False)(x, y), np.sum((to_numpy(x) - to_numpy(y)) ** 2))
+    with pytest.raises(TypeError, match="mse_loss: size_average must be a bool or None, got str"):
+        NF.mse_loss(x, y, size_average="a")
+    with pytest.raises(TypeError, match="soft_margin_loss: reduce must be a bool or None, got list"):
+        NF.soft_margin_loss(x, y, reduce=[])
+    with pytest.raises(TypeError, match="MSELoss: reduce must be a bool or None, got str"):
+        nn.MSELoss(reduce="no")
+    from ember.nn import _reduction
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        assert _reduction.legacy_get_string(False, True) == "sum"
+    assert _reduction.legacy_get_enum(None, False, emit_warning=False) == 0
+    assert [_reduction.get_enum(r) for r in ("none", "mean", "sum")] == [0, 1, 2]
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        _reduction.get_enum("avg")
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_target_of_another_size_warns(name):
+    x = random_array((5, 1), np.float64)
+    y = random_array((5,), np.float64)
+    fn = getattr(NF, name)
+    with pytest.warns(UserWarning, match=r"Using a target size \(ember.Size\(\[5\]\)\) that is different to the "
+                                         r"input size \(ember.Size\(\[5, 1\]\)\). This will likely lead to "
+                                         r"incorrect results due to broadcasting. Please ensure they have the same "
+                                         r"size.") as record:
+        got = fn(make(x), make(y), reduction="none")
+    assert not record[0].filename.startswith(EMBER_DIR)  # the caller's line
+    d = x - y  # [5, 5]: the broadcast torch warns about, still computed
+    expected = {"mse_loss": d ** 2, "l1_loss": np.abs(d), "smooth_l1_loss": np_smooth_l1(x, y, 1.0),
+                "huber_loss": np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)}[name]
+    assert_close(got, expected, 1e-12, 1e-12)
+    if torch is not None:
+        with pytest.warns(UserWarning, match="Using a target size"):
+            ref = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(y), reduction="none")
+        assert_close(got, ref.numpy(), 1e-12, 1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # same shapes: no warning
+        fn(make(x), make(x))

@@ -3,11 +3,13 @@ interpolate, pixel_shuffle / pixel_unshuffle, prelu, huber_loss, pairwise_distan
 Re-exported by ember.nn.functional."""
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 import ember
 from ember import _C
+from ember.nn._reduction import reduce_loss
 from ember.nn._resample_taps import antialias_taps, cubic_taps
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
@@ -231,24 +233,24 @@ def prelu(input, weight):
     return ember.where(input > 0, input, input * weight)
 
 
-def _reduce(loss, reduction, name):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: {reduction} is not a valid value for reduction")
+def warn_target_size(input, target):
+    """torch's UserWarning (attributed to the loss function's caller) when a pointwise loss's target
+    has another shape than its input: they broadcast, which is rarely what was meant."""
+    if isinstance(input, ember.Tensor) and isinstance(target, ember.Tensor) and input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| < delta, delta (|d| - delta / 2) elsewhere, d = input - target."""
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}")
-    d = input - target  # broadcasts, as torch does (with a warning there)
+    warn_target_size(input, target)
+    d = input - target  # broadcasts, as torch does
     ad = d.abs()
     loss = ember.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    return _reduce(loss, reduction, "huber_loss")
+    return reduce_loss(loss, reduction, "huber_loss")
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

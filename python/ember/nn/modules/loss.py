@@ -1,14 +1,14 @@
 """Loss modules; each calls the matching ember.nn.functional function."""
 from ember.nn import functional as F
+from ember.nn._reduction import reduction_arg
 from ember.nn.modules.module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            raise NotImplementedError("size_average and reduce are deprecated; use reduction")
-        self.reduction = reduction
+        # The legacy flags, when given, set the reduction (with torch's warning, at construction).
+        self.reduction = reduction_arg(type(self).__name__, size_average, reduce, reduction, stacklevel=2)
 
 
 class _WeightedLoss(_Loss):
