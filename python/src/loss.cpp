@@ -10,7 +10,7 @@ namespace ember::python {
 
 namespace {
 
-// torch's legacy rule: size_average / reduce (when either is given) override reduction.
+// torch's legacy rule: size_average / reduce (when either is given) override reduction, with a warning.
 std::string reduction_of(const py::object& size_average, const py::object& reduce, const std::string& reduction,
                          const char* op) {
   if (size_average.is_none() && reduce.is_none()) return reduction;
@@ -19,8 +19,12 @@ std::string reduction_of(const py::object& size_average, const py::object& reduc
   };
   const bool avg = flag(size_average, "size_average");
   const bool red = flag(reduce, "reduce");
-  if (!red) return "none";
-  return avg ? "mean" : "sum";
+  const std::string legacy = !red ? "none" : avg ? "mean" : "sum";
+  // torch's warning (python/ember/nn/_reduction.py gives it for the losses written in Python).
+  const std::string message = "size_average and reduce args will be deprecated, please use reduction='" + legacy +
+                              "' instead.";
+  if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+  return legacy;
 }
 
 }  // namespace

@@ -238,10 +238,12 @@ def test_nll_loss_weights_and_ignore():
     for reduction in REDUCTIONS:
         got = F.nll_loss(make(logp), make(t), make(w), reduction=reduction)
         assert_close(got, np_nll(logp, t, w, -100, reduction), 1e-12, 1e-12)
-    # legacy size_average / reduce
-    assert_close(F.nll_loss(make(logp), make(t), reduce=False), np_nll(logp, t, reduction="none"), 1e-12, 0)
-    assert_close(F.nll_loss(make(logp), make(t), size_average=False), np_nll(logp, t, reduction="sum"),
-                 1e-12, 0)
+    # legacy size_average / reduce, with torch's warning
+    with pytest.warns(UserWarning, match="reduction='none' instead"):
+        assert_close(F.nll_loss(make(logp), make(t), reduce=False), np_nll(logp, t, reduction="none"), 1e-12, 0)
+    with pytest.warns(UserWarning, match="reduction='sum' instead"):
+        assert_close(F.nll_loss(make(logp), make(t), size_average=False), np_nll(logp, t, reduction="sum"),
+                     1e-12, 0)
 
 
 def test_nll_loss_gradcheck():
@@ -486,7 +488,8 @@ def test_legacy_reduction_arguments_map_with_a_warning(legacy, reduction):
         assert [str(w.message) for w in record] == [expected_warning], name
         assert not record[0].filename.startswith(EMBER_DIR), name  # attributed to the caller, not to ember
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # the plain reduction warns about nothing
+            # The plain reduction warns about nothing (but kl_div's 'mean', as in torch).
+            warnings.simplefilter("ignore" if (name, reduction) == ("kl_div", "mean") else "error")
             assert_close(got, call(reduction=reduction), 1e-12, 1e-12, msg=name)
         if torch is not None:
             with warnings.catch_warnings():
@@ -552,3 +555,21 @@ def test_target_of_another_size_warns(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # same shapes: no warning
         fn(make(x), make(x))
+
+
+def test_cpp_losses_warn_about_legacy_arguments_and_kl_div_about_mean():
+    x, t = make(random_array((3, 4), np.float64)), make(np.array([0, 1, 3]))
+    with pytest.warns(UserWarning, match=r"please use reduction='sum' instead") as record:
+        got = NF.cross_entropy(x, t, size_average=False)
+    assert not record[0].filename.startswith(EMBER_DIR)
+    assert_close(got, NF.cross_entropy(x, t, reduction="sum"))
+    with pytest.warns(UserWarning, match=r"please use reduction='none' instead"):
+        NF.binary_cross_entropy_with_logits(x, make(np.ones((3, 4))), reduce=False)
+    logp, p = NF.log_softmax(x, 1), NF.softmax(x, 1)
+    with pytest.warns(UserWarning, match=r"kl_div: reduction='mean' divides the summed loss by the number of "
+                                         r"elements"):
+        NF.kl_div(logp, p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NF.kl_div(logp, p, reduction="batchmean")
+        NF.cross_entropy(x, t)

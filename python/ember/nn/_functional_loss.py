@@ -7,6 +7,7 @@ Each takes torch's arguments, reduction 'none' | 'mean' | 'sum'; the deprecated 
 when given, decide the reduction with a UserWarning, as in torch (nn/_reduction.py).
 Re-exported by ember.nn.functional (over the kernels of the same name)."""
 import math
+import warnings
 
 import numpy as np
 
@@ -53,7 +54,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target * (log target - input), input being log-probabilities (and target too with log_target)."""
+    legacy = size_average is not None or reduce is not None
     reduction = reduction_arg("kl_div", size_average, reduce, reduction)
+    if reduction == "mean" and not legacy:  # as torch: the classic mistake for a KL divergence per sample
+        warnings.warn("kl_div: reduction='mean' divides the summed loss by the number of elements (batch size "
+                      "times support size), not by the batch size; reduction='batchmean' gives the KL divergence "
+                      "as defined, and torch plans to make 'mean' behave like it.", UserWarning, stacklevel=2)
     return _nn.kl_div(input, target, reduction=reduction, log_target=log_target)
 
 
