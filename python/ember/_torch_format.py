@@ -257,8 +257,8 @@ class _Pickler(pickle._Pickler):
                 inner = _Reduced(_REBUILD_TENSOR, (storage, 0, tuple(data.shape), stride, False, hooks))
                 return (_REBUILD_PARAMETER, (inner, bool(obj.requires_grad), hooks))
             return (_REBUILD_TENSOR, (storage, 0, tuple(data.shape), stride, bool(obj.requires_grad), hooks))
-        if isinstance(obj, collections.OrderedDict):
-            return (_ORDERED_DICT, (), None, None, iter(obj.items()))
+        if isinstance(obj, collections.OrderedDict):  # with its attributes: a state dict's _metadata
+            return (_ORDERED_DICT, (), dict(vars(obj)) or None, None, iter(obj.items()))
         # ember's Size and device under torch's names, so that torch.load (weights_only too) reads them.
         if isinstance(obj, ember.Size):
             return (_TORCH_SIZE, (tuple(int(v) for v in obj),))

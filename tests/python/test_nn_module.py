@@ -558,3 +558,42 @@ def test_mlp_trains_with_sgd():
             for p in model.parameters():
                 p.sub_(p.grad * 0.1)
     assert loss.item() < 0.02 < first
+
+
+def test_state_dict_metadata_versions_and_load_hooks():
+    # torch's convention: state_dict()._metadata maps each module's prefix to {"version": _version}, and
+    # _load_from_state_dict receives that entry, so a layer can convert an older layout.
+    model = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.BatchNorm1d(3))
+    sd = model.state_dict()
+    assert sd._metadata == {"": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
+    seen = []
+
+    class Versioned(ember.nn.Linear):
+        _version = 3
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
+            seen.append(local_metadata.get("version"))
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
+
+    layer = Versioned(2, 3)
+    layer.load_state_dict(layer.state_dict())
+    layer.load_state_dict(dict(layer.state_dict()))  # a plain dict has no versions
+    assert seen == [3, None]
+    # A version-1 BatchNorm checkpoint (before num_batches_tracked) loads strictly; the caller's dict is kept.
+    old = model.state_dict()
+    del old["1.num_batches_tracked"]
+    old._metadata["1"] = {"version": 1}
+    model.load_state_dict(old)
+    assert "1.num_batches_tracked" not in old and model[1].num_batches_tracked.item() == 0
+    # Pre-hooks may rewrite the dict before a module reads it; post hooks of state_dict see it whole.
+    renamed = {"w": model[0].weight.detach() * 0, "bias": model[0].bias.detach()}
+    handle = model[0].register_load_state_dict_pre_hook(
+        lambda module, state_dict, prefix, *rest: state_dict.__setitem__(prefix + "weight",
+                                                                       state_dict.pop(prefix + "w")))
+    model[0].load_state_dict(renamed)
+    assert not model[0].weight.detach().numpy().any()
+    handle.remove()
+    def drop_bias(module, state_dict, prefix, local_metadata):
+        del state_dict[prefix + "bias"]
+    model[0].register_state_dict_post_hook(drop_bias)
+    assert list(model[0].state_dict()) == ["weight"]

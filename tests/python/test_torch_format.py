@@ -75,6 +75,16 @@ def test_safe_globals_let_weights_only_load_a_users_class():
         ember.load(io.BytesIO(with_config))
 
 
+def test_a_state_dict_keeps_its_metadata_through_the_torch_format():
+    model = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.BatchNorm1d(3))
+    payload = io.BytesIO()
+    ember.save(model.state_dict(), payload, format="torch")
+    back = ember.load(io.BytesIO(payload.getvalue()))
+    assert back._metadata == {"": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
+    if torch is not None:
+        assert torch.load(io.BytesIO(payload.getvalue()), weights_only=True)._metadata == back._metadata
+
+
 def test_weights_only_takes_sets_pickled_under_python_2_names():
     # Protocol 2 names set as __builtin__.set; torch's weights_only loader takes it, and so does ember's.
     payload = io.BytesIO()

@@ -11,6 +11,8 @@ from ember.nn.parameter import Parameter
 class _NormBase(Module):
     """Parameters and running statistics shared by batch and instance norm."""
 
+    _version = 2  # version 2 added num_batches_tracked (torch's numbering)
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         super().__init__()
@@ -34,6 +36,16 @@ class _NormBase(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # A checkpoint older than version 2 has no num_batches_tracked: it starts from 0, as in torch.
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            state_dict[key] = ember.tensor(0, dtype=ember.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def reset_running_stats(self):
         if self.track_running_stats:
