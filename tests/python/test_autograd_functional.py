@@ -106,3 +106,20 @@ def test_functions_that_do_not_depend_on_the_input_give_zeros():
     assert float(AF.hvp(lambda t: (2 * t).sum(), x, x)[1].abs().sum()) == 0.0
     assert float(AF.vjp(lambda t: ember.ones(2), x, x)[1].abs().sum()) == 0.0
     np.testing.assert_allclose(AF.jvp(lambda t: t * 3, x, x)[1].numpy(), [3.0, 6.0])
+
+
+def test_grad_with_batched_grad_outputs_gives_the_jacobian():
+    # is_grads_batched: the grad_outputs' first dim holds vectors; one vector-Jacobian product each.
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    x = ember.tensor(a, requires_grad=True)
+    unused = ember.tensor(1.0, requires_grad=True)
+    y = (x ** 2).sum(1)
+    jac, none = ember.autograd.grad(y, (x, unused), ember.eye(3, dtype=ember.float64), is_grads_batched=True,
+                                    allow_unused=True)
+    expected = np.zeros((3, 3, 4))
+    for i in range(3):
+        expected[i, i] = 2 * a[i]
+    np.testing.assert_allclose(jac.numpy(), expected)
+    assert none is None
+    with pytest.raises(RuntimeError, match="same first \\(batch\\) dimension"):
+        ember.autograd.grad((x.sum(), y), x, (ember.ones(2), ember.ones(3, 3)), is_grads_batched=True)

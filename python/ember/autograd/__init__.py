@@ -51,10 +51,12 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 _C.Tensor.backward = _tensor_backward
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Returns the gradients of `outputs` with respect to `inputs` (a tuple).
-    Unused inputs get None with allow_unused=True, zeros with materialize_grads=True."""
+    Unused inputs get None with allow_unused=True, zeros with materialize_grads=True.
+    is_grads_batched: the first dim of every grad_output indexes a batch of vectors, and each input's
+    gradient gets that dim too (one backward pass per vector here, where torch uses vmap)."""
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
@@ -64,9 +66,32 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
         raise ValueError("autograd.grad: expected allow_unused to be True or not passed when materialize_grads=True")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     result = _C._grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused)
     if materialize_grads:
         result = [_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result)]
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
+    if any(g is None for g in grads):
+        raise RuntimeError("autograd.grad: is_grads_batched=True needs a grad_output for every output")
+    batch = {g.shape[0] if g.dim() else None for g in grads}
+    if len(batch) != 1 or None in batch:
+        raise RuntimeError("autograd.grad: with is_grads_batched=True every grad_output must have the same first "
+                           f"(batch) dimension, got shapes {[list(g.shape) for g in grads]}")
+    n = batch.pop()
+    per_vector = [grad(outputs, inputs, [g[i] for g in grads], retain_graph=True if i < n - 1 else retain_graph,
+                       create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+                  for i in range(n)]
+    result = []
+    for k, x in enumerate(inputs):
+        column = [row[k] for row in per_vector]
+        if all(g is None for g in column):
+            result.append(None)
+            continue
+        result.append(_C.stack([_C.zeros_like(x) if g is None else g for g in column]))
     return tuple(result)
 
 
