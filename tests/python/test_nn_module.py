@@ -597,3 +597,16 @@ def test_state_dict_metadata_versions_and_load_hooks():
         del state_dict[prefix + "bias"]
     model[0].register_state_dict_post_hook(drop_bias)
     assert list(model[0].state_dict()) == ["weight"]
+
+
+def test_forward_hook_with_always_call_runs_when_forward_raises():
+    class Failing(ember.nn.Module):
+        def forward(self, x):
+            raise ValueError("bad input")
+
+    module, seen = Failing(), []
+    module.register_forward_hook(lambda m, args, out: seen.append(("always", out)), always_call=True)
+    module.register_forward_hook(lambda m, args, out: seen.append(("plain", out)))
+    with pytest.raises(ValueError, match="bad input"):
+        module(ember.ones(1))
+    assert seen == [("always", None)]

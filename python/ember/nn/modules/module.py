@@ -67,6 +67,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks_with_kwargs", set())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", set())
+        object.__setattr__(self, "_forward_hooks_always_called", set())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_state_dict_pre_hooks", OrderedDict())
@@ -567,6 +568,8 @@ class Module:
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:  # also called (with output None) when forward raises
+            self.__dict__.setdefault("_forward_hooks_always_called", set()).add(handle.id)
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -620,7 +623,11 @@ class Module:
         if self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks"):
             backward_call = BackwardHookCall(self, self._backward_hooks.values(), self._backward_pre_hooks.values())
             args = backward_call.setup_inputs(args)
-        output = self.forward(*args, **kwargs)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            self._call_always_called_hooks(args, kwargs)
+            raise
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
                 result = hook(self, args, kwargs, output)
@@ -631,6 +638,22 @@ class Module:
         if backward_call is not None:
             output = backward_call.setup_outputs(output)
         return output
+
+    def _call_always_called_hooks(self, args, kwargs):
+        """The forward hooks registered with always_call=True, after forward raised: each sees output
+        None; an error in one is reported as a warning so that forward's own error propagates."""
+        always = self.__dict__.get("_forward_hooks_always_called", ())
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id not in always:
+                continue
+            try:
+                if hook_id in self._forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, None)
+                else:
+                    hook(self, args, None)
+            except Exception as e:
+                warnings.warn(f"forward hook with always_call=True raised an exception that was silenced, as "
+                              f"another error was raised in forward: {e}")
 
     # ---- printing -----------------------------------------------------------------------------
 
