@@ -287,3 +287,19 @@ def test_scheduler_drives_optimizer_updates():
         opt.step()
         s.step()
     assert p.item() == pytest.approx(1.0 - (1.0 + 0.5 + 0.25))
+
+
+def test_stepping_the_scheduler_before_the_optimizer_warns():
+    p = ember.nn.Parameter(ember.ones(2))
+    opt = ember.optim.SGD([p], lr=0.1)
+    scheduler = ember.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+    with pytest.warns(UserWarning, match=r"lr_scheduler.step\(\) was called before optimizer.step\(\)"):
+        scheduler.step()
+    opt2 = ember.optim.SGD([p], lr=0.1)
+    scheduler2 = ember.optim.lr_scheduler.StepLR(opt2, 1, gamma=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            opt2.step()
+            scheduler2.step()
+    assert scheduler2.get_last_lr() == [0.025]

@@ -14,6 +14,18 @@ __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnea
            "CyclicLR", "ReduceLROnPlateau", "MultiplicativeLR", "ChainedScheduler"]
 
 
+def _mark_stepped(optimizer, args, kwargs):
+    optimizer._opt_called = True
+
+
+def _track_optimizer_steps(optimizer):
+    """Has the optimizer record its first step (optimizer._opt_called, torch's name), once, so that a
+    scheduler stepped before it can say so."""
+    if not optimizer.__dict__.get("_tracks_steps_for_schedulers", False):
+        optimizer.register_step_post_hook(_mark_stepped)
+        optimizer._tracks_steps_for_schedulers = True
+
+
 class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -29,6 +41,7 @@ class LRScheduler:
                                    "when resuming an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_optimizer_steps(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -48,6 +61,10 @@ class LRScheduler:
         raise NotImplementedError
 
     def step(self, epoch=None):
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn("lr_scheduler.step() was called before optimizer.step(): call optimizer.step() first "
+                          "(since PyTorch 1.1), or the first value of the learning-rate schedule is skipped.",
+                          UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is None:
             self.last_epoch += 1
