@@ -58,7 +58,14 @@ TensorIndex to_index(py::handle obj) {
     EMBER_CHECK(overflow == 0, IndexError, "index ", std::string(py::str(obj)), " is out of range for int64");
     return TensorIndex::Int(i);
   }
-  if (py::isinstance<Tensor>(obj)) return TensorIndex::Of(obj.cast<Tensor>());
+  if (py::isinstance<Tensor>(obj)) {
+    // A 0-d integer tensor indexes like the integer it holds (x[t] is then a view, as in torch).
+    const Tensor t = obj.cast<Tensor>();
+    if (t.dim() == 0 && is_integral(t.dtype()) && t.dtype() != DType::UInt8) {
+      return TensorIndex::Int(t.item().to_int());
+    }
+    return TensorIndex::Of(t);
+  }
   if (py::isinstance<py::slice>(obj)) {
     const auto step = slice_bound(obj.attr("step"));
     EMBER_CHECK(!step || *step != 0, ValueError, "slice step cannot be zero");
@@ -74,12 +81,34 @@ TensorIndex to_index(py::handle obj) {
   if (py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
     return TensorIndex::Of(index_tensor(obj));
   }
+  if (PyRange_Check(obj.ptr())) {
+    return TensorIndex::Of(index_tensor(py::module_::import("builtins").attr("list")(obj)));
+  }
   invalid_index(obj);
+}
+
+// torch's (and old numpy's) rule: a list index holding a tensor, a sequence, a
+// slice, Ellipsis or None is read as a tuple of indices, x[[t0, t2]] as x[t0, t2].
+// torch warns that this is deprecated; so does ember.
+bool list_as_tuple(py::handle key) {
+  if (!py::isinstance<py::list>(key) || py::len(key) >= 32) return false;
+  for (py::handle item : key) {
+    if (py::isinstance<Tensor>(item) || py::isinstance<py::slice>(item) || item.ptr() == Py_Ellipsis ||
+        item.is_none() || (py::isinstance<py::sequence>(item) && !py::isinstance<py::str>(item)) ||
+        py::isinstance<py::array>(item)) {
+      const char* message = "indexing with a list that holds tensors, lists, slices, None or Ellipsis reads it as "
+                            "a tuple of indices (x[[a, b]] is x[a, b]), as torch does for now; torch will read it "
+                            "as one index tensor in a later version: write x[tuple(seq)] or x[tensor(seq)]";
+      if (PyErr_WarnEx(PyExc_UserWarning, message, 1) != 0) throw py::error_already_set();
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<TensorIndex> to_indices(py::handle key) {
   std::vector<TensorIndex> items;
-  if (py::isinstance<py::tuple>(key)) {
+  if (py::isinstance<py::tuple>(key) || list_as_tuple(key)) {
     for (py::handle item : key) items.push_back(to_index(item));
   } else {
     items.push_back(to_index(key));

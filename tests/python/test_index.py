@@ -500,3 +500,25 @@ def test_mask_select_and_nonzero_against_numpy(dtype, shape, mask_dims, density)
         np.testing.assert_array_equal(to_numpy(ember.masked_select(x, m)), a[mask])
     if dtype is not np.complex128:  # nonzero takes no complex tensors (docs/complex.md)
         np.testing.assert_array_equal(to_numpy(ember.nonzero(x)), np.argwhere(a != 0))
+
+
+def test_a_0d_integer_tensor_indexes_like_an_integer():
+    # torch reads x[t] for a 0-d integer t as x[int(t)]: a view that writes through.
+    a = make(np.zeros((3, 2)))
+    a[ember.tensor(1)][0] = 5.0
+    a[ember.tensor(2, dtype=ember.int32), :] = 7.0
+    np.testing.assert_array_equal(to_numpy(a), [[0, 0], [5, 0], [7, 7]])
+    assert a[ember.tensor(1)].shape == (2,) and a[ember.tensor([1])].shape == (1, 2)
+
+
+def test_a_list_holding_tensors_or_sequences_is_a_tuple_of_indices():
+    # torch's (deprecated, warned) reading: x[[i, j]] with tensors or lists inside is x[i, j].
+    a = make(np.arange(12.0).reshape(3, 4))
+    with pytest.warns(UserWarning, match="reads it as a tuple of indices"):
+        assert a[[ember.tensor(0), ember.tensor(2)]].item() == 2.0
+    with pytest.warns(UserWarning, match="tuple of indices"):
+        np.testing.assert_array_equal(to_numpy(a[[[0, 1], [1, 2]]]), [1.0, 6.0])
+    with pytest.warns(UserWarning, match="tuple of indices"):
+        np.testing.assert_array_equal(to_numpy(a[[0, slice(1, 3)]]), [1.0, 2.0])
+    np.testing.assert_array_equal(to_numpy(a[[0, 2]]), np.arange(12.0).reshape(3, 4)[[0, 2]])  # plain ints: rows
+    np.testing.assert_array_equal(to_numpy(a[range(2)]), np.arange(8.0).reshape(2, 4))
