@@ -196,52 +196,79 @@ bool is_nested(py::handle obj) {
   return !py::isinstance<Tensor>(obj) && py::isinstance<py::sequence>(obj) && !py::isinstance<py::str>(obj);
 }
 
-void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind);
+// What the numbers of a nested list say about the tensor: the widest kind
+// (bool 0, integer 1, floating 2, complex 3: the buffer they are read into)
+// and the dtype torch gives the list, the promotion of every number's own
+// dtype (Python numbers: bool, int64, the default float or complex; numpy
+// scalars and 0-d tensors: theirs, so [np.float64(0.1)] stays float64).
+struct Inferred {
+  int kind = -1;
+  std::optional<DType> dtype;
+  void add(int k, DType d) {
+    kind = std::max(kind, k);
+    if (dtype != d) dtype = dtype ? promote_types(*dtype, d) : d;  // most lists hold one dtype
+  }
+};
 
-// Walks nested sequences: shape, and the widest kind of number seen. Numbers
+void infer_item(py::handle obj, size_t depth, Shape& shape, Inferred& seen);
+
+// Walks nested sequences: shape, and the numbers' kinds and dtypes. Numbers
 // must all sit at the same depth, below every sequence ([[1], 2] is ragged).
-void infer(py::handle obj, size_t depth, Shape& shape, int& kind) {
+void infer(py::handle obj, size_t depth, Shape& shape, Inferred& seen) {
   if (!is_nested(obj)) {
     EMBER_CHECK(shape.size() == depth, ValueError, "tensor: expected a sequence of length ",
                 depth < shape.size() ? shape[depth] : 0, " at dim ", depth, " (got ", type_name(obj), ")");
-    infer_item(obj, depth, shape, kind);
+    infer_item(obj, depth, shape, seen);
     return;
   }
   const int64_t n = static_cast<int64_t>(py::len(obj));
   if (shape.size() <= depth) {
     // Numbers were already seen at a depth above this one: ragged.
-    EMBER_CHECK(kind < 0, ValueError, "tensor: expected a number at dim ", depth, " (got a sequence)");
+    EMBER_CHECK(seen.kind < 0, ValueError, "tensor: expected a number at dim ", depth, " (got a sequence)");
     shape.push_back(n);
   } else {
     EMBER_CHECK(shape[depth] == n, ValueError, "tensor: expected sequence of length ", shape[depth],
                 " at dim ", depth, " (got ", n, ")");
   }
-  for (auto item : obj) infer(item, depth + 1, shape, kind);
+  for (auto item : obj) infer(item, depth + 1, shape, seen);
 }
 
-void infer_item(py::handle obj, size_t depth, Shape& shape, int& kind) {
+int kind_of(DType d) { return is_complex(d) ? 3 : is_floating(d) ? 2 : d == DType::Bool ? 0 : 1; }
+
+// A numpy scalar's dtype when ember has it (int16 and the like count by kind).
+std::optional<DType> numpy_scalar_dtype(py::handle obj) {
+  static PyObject* const generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+  const int is_scalar = PyObject_IsInstance(obj.ptr(), generic);
+  if (is_scalar < 0) throw py::error_already_set();
+  if (!is_scalar) return std::nullopt;
+  try {
+    return to_dtype(obj.attr("dtype"));
+  } catch (const TypeError&) {
+    return std::nullopt;
+  }
+}
+
+void infer_item(py::handle obj, size_t depth, Shape& shape, Inferred& seen) {
   // Fast paths for plain Python numbers (large lists are mostly these).
-  if (PyFloat_CheckExact(obj.ptr())) { kind = std::max(kind, 2); return; }
-  if (PyLong_CheckExact(obj.ptr())) { kind = std::max(kind, 1); return; }
-  if (is_complex_number(obj)) { kind = 3; return; }
+  if (PyFloat_CheckExact(obj.ptr())) return seen.add(2, default_float_dtype());
+  if (PyLong_CheckExact(obj.ptr())) return seen.add(1, DType::Int64);
+  if (const auto d = numpy_scalar_dtype(obj)) return seen.add(kind_of(*d), *d);
+  if (is_complex_number(obj)) return seen.add(3, complex_dtype_for(default_float_dtype()));
   // Tensors before integers: they define __index__ and would pass for one.
   if (py::isinstance<Tensor>(obj)) {
     Tensor t = obj.cast<Tensor>();
     EMBER_CHECK(t.numel() == 1 && t.dim() == 0, ValueError,
                 "tensor: only one-element 0-d tensors can be mixed into nested lists (got shape ",
                 shape_str(t.shape()), ")");
-    kind = std::max(kind, is_complex(t.dtype()) ? 3 : t.is_floating_point() ? 2 : t.dtype() == DType::Bool ? 0 : 1);
-    return;
+    return seen.add(kind_of(t.dtype()), t.dtype());
   }
   if (py::isinstance<py::bool_>(obj) || (py::hasattr(obj, "dtype") && py::str(obj.attr("dtype")).cast<std::string>() == "bool" &&
                                           !py::isinstance<py::sequence>(obj))) {
-    kind = std::max(kind, 0);
-    return;
+    return seen.add(0, DType::Bool);
   }
-  if (PyIndex_Check(obj.ptr()) && !py::isinstance<py::float_>(obj)) { kind = std::max(kind, 1); return; }
+  if (PyIndex_Check(obj.ptr()) && !py::isinstance<py::float_>(obj)) return seen.add(1, DType::Int64);
   if (py::isinstance<py::float_>(obj) || (PyNumber_Check(obj.ptr()) && !py::isinstance<py::sequence>(obj))) {
-    kind = std::max(kind, 2);
-    return;
+    return seen.add(2, default_float_dtype());
   }
   throw TypeError(str("tensor: could not infer dtype of ", type_name(obj)));
 }
@@ -318,6 +345,9 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
   const bool numpy_scalar = py::isinstance(data, py::module_::import("numpy").attr("generic"));
   if (py::isinstance<py::array>(data) || numpy_scalar) {
     py::array arr = py::array::ensure(data);
+    if (arr.dtype().attr("byteorder").cast<std::string>() == ">") {  // to the machine's order: tensor() copies anyway
+      arr = py::array::ensure(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
+    }
     std::string name = py::str(arr.dtype().attr("name"));
     if (name == "float16" || name == "float32" || name == "float64" || name == "int64" || name == "int32" ||
         name == "int8" || name == "uint8" || name == "bool" || name == "complex64" || name == "complex128") {
@@ -332,13 +362,10 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     return tensor_from_data(arr.attr("tolist")(), dtype, device);
   }
   Shape shape;
-  int kind = -1;
-  infer(data, 0, shape, kind);
-  const DType natural = kind == 3   ? complex_dtype_for(default_float_dtype())
-                       : kind == 2 ? default_float_dtype()
-                       : kind == 1 ? DType::Int64
-                       : kind == 0 ? DType::Bool
-                                   : default_float_dtype();
+  Inferred seen;
+  infer(data, 0, shape, seen);
+  const int kind = seen.kind;
+  const DType natural = seen.dtype.value_or(default_float_dtype());
   Tensor t;
   if (kind == 3) {
     t = empty(shape, DType::Complex128);

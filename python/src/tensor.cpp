@@ -54,8 +54,9 @@ Tensor from_numpy(py::array arr) {
     throw TypeError(str("from_numpy: can't convert np.ndarray of type numpy.", name, ". The only supported types "
                         "are: complex128, complex64, float64, float32, float16, int64, int32, int8, uint8, and bool."));
   }
-  EMBER_CHECK(arr.dtype().attr("byteorder").cast<std::string>() != ">", TypeError,
-              "from_numpy: big-endian arrays are not supported");
+  EMBER_CHECK(arr.dtype().attr("byteorder").cast<std::string>() != ">", ValueError,
+              "from_numpy: the array's byte order (big-endian) is not the machine's; convert it first with "
+              "array.astype(array.dtype.newbyteorder('='))");
   const int64_t item = static_cast<int64_t>(itemsize(dt));
   Shape shape(arr.shape(), arr.shape() + arr.ndim());
   Strides strides(arr.ndim());
@@ -65,7 +66,14 @@ Tensor from_numpy(py::array arr) {
                 arr.strides()[i], " bytes); pass a copy made with numpy.ascontiguousarray");
     strides[i] = arr.strides()[i] / item;
   }
-  EMBER_CHECK(arr.writeable(), ValueError, "from_numpy: the array is not writable; pass a copy");
+  if (!arr.writeable()) {
+    // torch shares it and warns that writing is undefined (a read-only mapping would fault): a copy.
+    if (PyErr_WarnEx(PyExc_UserWarning, "from_numpy: the array is not writable, so the tensor holds a copy of it "
+                                        "instead of sharing its memory", 1) != 0) {
+      throw py::error_already_set();
+    }
+    return from_numpy(py::array(py::module_::import("numpy").attr("array")(arr)));
+  }
   // The tensor keeps the array alive; releasing it needs the GIL.
   auto* keep = new py::object(arr);
   std::shared_ptr<void> owner(keep, [](void* p) {
@@ -146,7 +154,10 @@ void init_tensor(py::module_& m) {
         Tensor c = t.device().is_cpu() ? t : t.cpu();
         return to_list(c, 0, static_cast<const char*>(c.data_ptr()), 0);
       })
-      .def("numpy", &to_numpy)
+      .def("numpy", [](const Tensor& t, bool force) {
+        // force: torch's way to say "whatever it takes": off the graph and onto the host first.
+        return to_numpy(force ? t.detach().cpu() : t);
+      }, py::kw_only(), py::arg("force") = false)
       .def("__array__", [](const Tensor& t, py::object dtype, py::object copy) {
         py::array a = to_numpy(t);  // refuses tensors that require grad, as torch
         return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));

@@ -536,3 +536,47 @@ def test_parameters_stay_parameters_through_pickle_and_deepcopy():
         assert type(q) is ember.nn.Parameter
         assert q.requires_grad == orig.requires_grad
         assert_close(q.detach().numpy(), orig.detach().numpy(), 0, 0)
+
+
+# ---- API surface as torch's (a sweep of idioms from torch scripts)
+
+@pytest.mark.parametrize("values, expected", [
+    ([np.float64(0.1), np.float64(0.2)], ember.float64), ([np.float64(1), 2], ember.float64),
+    ([np.int32(1), 2], ember.int64), ([np.float16(1.0)], ember.float16), ([np.float16(1.0), 2.0], ember.float32),
+    ([True, np.int32(3)], ember.int32), ([1, 2], ember.int64), ([1.5, True], ember.float32),
+    ([np.float32(1.0), 1j], ember.complex64)])
+def test_tensor_of_a_list_promotes_its_numbers_dtypes(values, expected):
+    # Numpy scalars (and 0-d tensors) in a list keep their dtype in the promotion, as in torch:
+    # a list of numpy float64 values is float64, not the default float32.
+    assert ember.tensor(values).dtype == expected
+    assert ember.tensor([ember.tensor(1.0, dtype=ember.float64), 1]).dtype == ember.float64
+    np.testing.assert_array_equal(ember.tensor([np.float64(0.1), np.float64(0.2)]).numpy(), [0.1, 0.2])
+
+
+def test_big_endian_and_read_only_arrays():
+    # tensor() converts a big-endian array to the machine's order (it read the bytes as they were);
+    # from_numpy, which shares memory, refuses it; a read-only array is copied, with a warning.
+    for dtype in (">i4", ">f4", ">f8"):
+        np.testing.assert_array_equal(ember.tensor(np.arange(3, dtype=dtype)).numpy(), [0, 1, 2])
+    with pytest.raises(ValueError, match="byte order"):
+        ember.from_numpy(np.arange(3, dtype=">i4"))
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    with pytest.warns(UserWarning, match="not writable, so the tensor holds a copy"):
+        t = ember.from_numpy(a)
+    t[0] = 5.0
+    assert a[0] == 0.0 and t[0].item() == 5.0
+
+
+def test_size_slices_and_sums_stay_sizes_and_squeeze_takes_dims():
+    x = ember.zeros(2, 3, 4)
+    assert isinstance(x.shape[1:], ember.Size) and x.shape[1:].numel() == 12
+    assert x.shape + (5,) == (2, 3, 4, 5) and isinstance(x.shape + (5,), ember.Size)
+    assert isinstance((1,) + x.shape, ember.Size) and isinstance(x.shape[0], int)
+    y = ember.zeros(1, 3, 1, 2, 1)
+    assert y.squeeze((0, 2)).shape == (3, 2, 1) and ember.squeeze(y, dim=[0, -1]).shape == (3, 1, 2)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        y.squeeze((0, 0))
+    assert ember.zeros_like(x, memory_format=ember.preserve_format).shape == x.shape
+    assert ember.randn_like(x, memory_format=ember.preserve_format, layout=ember.strided).shape == x.shape
+    np.testing.assert_array_equal(ember.ones(2, requires_grad=True).numpy(force=True), [1.0, 1.0])
