@@ -75,6 +75,29 @@ class Size(tuple):
             n *= s
         return n
 
+    # Slices and concatenations stay Sizes, as torch's: x.shape[1:].numel(), x.shape + (4,).
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):  # pickles as ember.Size([...]), whatever the overrides above do
+        return (Size, (tuple(self),))
+
 
 _shape = Tensor.shape
 _size = Tensor.size

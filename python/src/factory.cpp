@@ -42,18 +42,23 @@ void init_factory(py::module_& m) {
   }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
 
+  // layout (strided only), memory_format (ember keeps the default layout) and pin_memory are
+  // accepted as torch's *_like take them: optimizers write zeros_like(p, memory_format=preserve_format).
   auto like = [&m](const char* name, auto make) {
-    m.def(name, [make](const Tensor& t, py::object dtype, py::object device, bool requires_grad) {
+    m.def(name, [make](const Tensor& t, py::object dtype, py::object layout, py::object device, bool requires_grad,
+                       py::object memory_format, bool pin_memory) {
       Tensor out = make(t, to_optional_dtype(dtype));
       if (!device.is_none()) out = out.to(to_device(device));
       return finish(out, requires_grad);
-    }, py::arg("input"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-       py::arg("requires_grad") = false);
+    }, py::arg("input"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("layout") = py::none(),
+       py::arg("device") = py::none(), py::arg("requires_grad") = false, py::arg("memory_format") = py::none(),
+       py::arg("pin_memory") = false);
   };
   like("zeros_like", [](const Tensor& t, std::optional<DType> d) { return zeros_like(t, d); });
   like("ones_like", [](const Tensor& t, std::optional<DType> d) { return ones_like(t, d); });
   like("empty_like", [](const Tensor& t, std::optional<DType> d) { return empty_like(t, d); });
-  m.def("full_like", [](const Tensor& t, py::object value, py::object dtype, py::object device, bool requires_grad) {
+  m.def("full_like", [](const Tensor& t, py::object value, py::object dtype, py::object layout, py::object device,
+                        bool requires_grad, py::object memory_format, bool pin_memory) {
     if (is_complex_value(value)) {
       Tensor out = empty_like(t, to_optional_dtype(dtype));
       out.copy_(complex_fill_value(value, out.dtype(), "full_like"));
@@ -64,7 +69,8 @@ void init_factory(py::module_& m) {
     if (!device.is_none()) out = out.to(to_device(device));
     return finish(out, requires_grad);
   }, py::arg("input"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-     py::arg("device") = py::none(), py::arg("requires_grad") = false);
+     py::arg("layout") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false,
+     py::arg("memory_format") = py::none(), py::arg("pin_memory") = false);
 
   m.def("arange", [](py::object a, py::object b, py::object step, py::object dtype, py::object device,
                      bool requires_grad) {

@@ -132,13 +132,14 @@ void init_random(py::module_& m) {
      py::arg("device") = py::none(), py::arg("requires_grad") = false);
 
   auto like = [&m](const char* name, auto make) {
-    m.def(name, [make](const Tensor& t, py::object generator, py::object dtype, py::object device,
-                       bool requires_grad) {
+    m.def(name, [make](const Tensor& t, py::object generator, py::object dtype, py::object layout, py::object device,
+                       bool requires_grad, py::object memory_format, bool pin_memory) {  // the last two: as zeros_like
       Tensor out = make(t, to_optional_dtype(dtype), to_generator(generator));
       if (!device.is_none()) out = out.to(to_device(device));
       return finish(out, requires_grad);
     }, py::arg("input"), py::kw_only(), py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
-       py::arg("device") = py::none(), py::arg("requires_grad") = false);
+       py::arg("layout") = py::none(), py::arg("device") = py::none(), py::arg("requires_grad") = false,
+       py::arg("memory_format") = py::none(), py::arg("pin_memory") = false);
   };
   like("rand_like", [](const Tensor& t, std::optional<DType> d, OptGenerator g) { return rand_like(t, d, g); });
   like("randn_like", [](const Tensor& t, std::optional<DType> d, OptGenerator g) { return randn_like(t, d, g); });

@@ -2,6 +2,8 @@
 #include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/windows.h>
 
+#include <algorithm>
+
 #include "bind.h"
 #include "default_device.h"
 
@@ -15,6 +17,22 @@ std::vector<Tensor> split_any(const Tensor& t, py::handle sizes, int64_t dim) {
 }
 
 py::tuple as_tuple(const std::vector<Tensor>& ts) { return py::cast(ts); }
+
+// squeeze(), squeeze(dim) or squeeze((d0, d1, ...)): the listed dims of size 1 go, the others stay.
+Tensor squeeze_dims(const Tensor& t, py::handle dim) {
+  if (dim.is_none()) return t.squeeze();
+  if (!py::isinstance<py::sequence>(dim)) {
+    return t.squeeze(cast_arg<int64_t>(dim, "squeeze", "dim", "an int or a tuple of ints"));
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d : to_int_list(dim, "squeeze")) dims.push_back(wrap_dim(d, t.dim(), "squeeze"));
+  std::sort(dims.begin(), dims.end());
+  EMBER_CHECK(std::adjacent_find(dims.begin(), dims.end()) == dims.end(), Error, "squeeze: dim ",
+              std::string(py::str(dim)), " appears multiple times in the list of dims");
+  Tensor out = t;
+  for (auto d = dims.rbegin(); d != dims.rend(); ++d) out = out.squeeze(*d);  // last first: the others keep place
+  return out;
+}
 
 std::vector<Tensor> tensor_list(py::handle seq, const char* op) {
   EMBER_CHECK(py::isinstance<py::sequence>(seq) && !py::isinstance<Tensor>(seq), TypeError, op,
@@ -58,8 +76,7 @@ void init_shape(py::module_& m) {
       })
       .def_property_readonly("mT", [](const Tensor& t) { return t.transpose(-2, -1); })
       .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
-      .def("squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return dim ? t.squeeze(*dim) : t.squeeze(); },
-           py::arg("dim") = py::none())
+      .def("squeeze", &squeeze_dims, py::arg("dim") = py::none())
       .def("flatten", &Tensor::flatten, py::arg("start_dim") = 0, py::arg("end_dim") = -1)
       .def("unflatten", [](const Tensor& t, int64_t dim, py::handle sizes) {
         return t.unflatten(dim, to_int_list(sizes, "unflatten"));
@@ -87,8 +104,7 @@ void init_shape(py::module_& m) {
   m.def("swapaxes", &ember::transpose, py::arg("input"), py::arg("axis0"), py::arg("axis1"));
   m.def("t", [](const Tensor& t) { return t.t(); }, py::arg("input"));
   m.def("unsqueeze", &ember::unsqueeze, py::arg("input"), py::arg("dim"));
-  m.def("squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return squeeze(t, dim); },
-        py::arg("input"), py::arg("dim") = py::none());
+  m.def("squeeze", &squeeze_dims, py::arg("input"), py::arg("dim") = py::none());
   m.def("flatten", [](const Tensor& t, int64_t s, int64_t e) { return t.flatten(s, e); }, py::arg("input"),
         py::arg("start_dim") = 0, py::arg("end_dim") = -1);
   m.def("unflatten", [](const Tensor& t, int64_t dim, py::handle sizes) {
