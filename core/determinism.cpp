@@ -14,7 +14,7 @@ std::atomic<WarningHandler> g_handler{nullptr};
 }  // namespace
 
 void set_deterministic_algorithms(bool enabled, bool warn_only) {
-  g_warn_only = enabled && warn_only;
+  g_warn_only = warn_only;  // kept with the switch off too, as torch reports it
   g_enabled = enabled;
 }
 

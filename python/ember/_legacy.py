@@ -10,7 +10,8 @@ import ember
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "CharTensor",
            "ByteTensor", "BoolTensor", "layout", "strided", "conv3d", "conv_transpose3d", "ctc_loss", "embedding",
-           "binary_cross_entropy_with_logits", "cosine_embedding_loss", "constant_pad_nd"]
+           "binary_cross_entropy_with_logits", "cosine_embedding_loss", "constant_pad_nd", "typename", "is_storage",
+           "set_default_tensor_type", "get_num_interop_threads", "set_num_interop_threads"]
 
 
 class layout:
@@ -134,3 +135,41 @@ conv3d, conv_transpose3d, ctc_loss, embedding, binary_cross_entropy_with_logits,
 
 def constant_pad_nd(input, pad, value=0):
     return ember.nn.functional.pad(input, list(pad), mode="constant", value=value)
+
+
+# ---- small torch functions older scripts call
+
+def typename(obj):
+    """'ember.FloatTensor' for a float32 CPU tensor (torch.typename's names), else the type's qualified name."""
+    if isinstance(obj, ember.Tensor):
+        return _type_name(obj)
+    kind = type(obj)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def is_storage(obj):
+    """ember has no storage objects apart from tensors: always False."""
+    return False
+
+
+def set_default_tensor_type(t):
+    """The legacy form of set_default_dtype: a typed class or its name ('torch.DoubleTensor' too)."""
+    name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    base = name.rpartition(".")[2]
+    if base not in _TYPED or not _TYPED[base].is_floating_point:
+        raise TypeError(f"set_default_tensor_type: only floating-point types are supported as the default type, "
+                        f"got {t!r}")
+    ember.set_default_dtype(_TYPED[base])
+
+
+_interop_threads = [1]  # ember runs no inter-op thread pool; the number is kept for scripts that read it back
+
+
+def get_num_interop_threads():
+    return _interop_threads[0]
+
+
+def set_num_interop_threads(n):
+    if int(n) < 1:
+        raise RuntimeError(f"set_num_interop_threads: expected a positive number of threads, got {n}")
+    _interop_threads[0] = int(n)

@@ -86,6 +86,13 @@ Tensor from_numpy(py::array arr) {
   return Tensor(std::make_shared<TensorImpl>(storage, shape, strides, 0, dt));
 }
 
+// int(t) / float(t): torch raises ValueError for more than one element (item() a RuntimeError).
+Scalar python_scalar(const Tensor& t, const char* as) {
+  EMBER_CHECK(t.numel() == 1, ValueError, "only one element tensors can be converted to Python scalars (", as,
+              "() of a tensor of shape ", shape_str(t.shape()), ")");
+  return t.item();
+}
+
 py::array to_numpy(const Tensor& t) {
   EMBER_CHECK(!t.requires_grad(), Error,
               "numpy: can't call numpy() on a Tensor that requires grad. Use tensor.detach().numpy() instead.");
@@ -172,12 +179,12 @@ void init_tensor(py::module_& m) {
                     shape_str(t.shape()), "); use .any() or .all()");
         return t.item().to_bool();
       })
-      .def("__float__", [](const Tensor& t) { return t.item().to_double(); })
+      .def("__float__", [](const Tensor& t) { return python_scalar(t, "float").to_double(); })
       .def("__complex__", [](const Tensor& t) {
         if (!is_complex(t.dtype())) return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(t.item().to_double(), 0.0));
         return py::module_::import("builtins").attr("complex")(py::cast(t).attr("item")());
       })
-      .def("__int__", [](const Tensor& t) { return t.item().to_int(); })
+      .def("__int__", [](const Tensor& t) { return python_scalar(t, "int").to_int(); })
       .def("__index__", [](const Tensor& t) {
         EMBER_CHECK(t.numel() == 1 && !t.is_floating_point(), TypeError,
                     "only integer tensors of a single element can be converted to an index");

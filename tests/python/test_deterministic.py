@@ -28,6 +28,8 @@ def test_switch_and_warn_only():
     assert ember.get_deterministic_debug_mode() == 1
     ember.use_deterministic_algorithms(False, warn_only=True)
     assert not ember.are_deterministic_algorithms_enabled()
+    assert ember.is_deterministic_algorithms_warn_only_enabled()  # torch keeps the flag with the switch off
+    ember.use_deterministic_algorithms(False)
     assert not ember.is_deterministic_algorithms_warn_only_enabled()
 
 
@@ -80,3 +82,13 @@ def test_cpu_results_do_not_change():
         results.append((summed.numpy(), weight.grad.numpy()))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_warn_only_is_reported_with_the_switch_off_too():
+    try:
+        ember.use_deterministic_algorithms(False, warn_only=True)
+        assert ember.is_deterministic_algorithms_warn_only_enabled()
+        assert not ember.are_deterministic_algorithms_enabled() and ember.get_deterministic_debug_mode() == 0
+    finally:
+        ember.use_deterministic_algorithms(False)
+    assert not ember.is_deterministic_algorithms_warn_only_enabled()

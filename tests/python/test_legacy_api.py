@@ -56,3 +56,30 @@ def test_match_torch():
         assert getattr(ember, name)([1, 2]).tolist() == getattr(torch, name)([1, 2]).tolist()
     assert ember.ones(2).type().split(".")[1] == torch.ones(2).type().split(".")[1]
     assert ember.ones(2).new(4).shape == tuple(torch.ones(2).new(4).shape)
+
+
+def test_typename_default_tensor_type_and_interop_threads():
+    assert ember.typename(ember.ones(2)) == "ember.FloatTensor"
+    assert ember.typename(ember.ones(2, dtype=ember.int64)) == "ember.LongTensor"
+    assert ember.typename(3) == "int" and ember.typename(ember.nn.Linear(1, 1)) == "ember.nn.modules.linear.Linear"
+    assert not ember.is_storage(ember.ones(1))
+    try:
+        ember.set_default_tensor_type(ember.DoubleTensor)
+        assert ember.ones(1).dtype == ember.float64
+        ember.set_default_tensor_type("torch.FloatTensor")
+        assert ember.ones(1).dtype == ember.float32
+        with pytest.raises(TypeError, match="only floating-point types"):
+            ember.set_default_tensor_type(ember.LongTensor)
+    finally:
+        ember.set_default_dtype(ember.float32)
+    ember.set_num_interop_threads(3)
+    assert ember.get_num_interop_threads() == 3
+    ember.set_num_interop_threads(1)
+
+
+def test_int_and_float_of_several_elements_raise_value_error():
+    with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+        int(ember.zeros(2))
+    with pytest.raises(ValueError, match="only one element tensors"):
+        float(ember.zeros(2, 2))
+    assert int(ember.tensor([3])) == 3 and float(ember.tensor(2.5)) == 2.5
