@@ -67,6 +67,12 @@ void init_copy(py::module_& m) {
       .def("bool", &Tensor::bool_)
       .def("byte", [](const Tensor& t) { return t.to(DType::UInt8); })
       .def("char", [](const Tensor& t) { return t.to(DType::Int8); })
+      .def("cfloat", [](const Tensor& t) { return t.to(DType::Complex64); })
+      .def("cdouble", [](const Tensor& t) { return t.to(DType::Complex128); })
+      // ember's tensors are all dense and strided: to_dense() is the tensor itself, as torch's of a strided one.
+      .def("to_dense", [](const Tensor& t, py::object dtype, py::object masked_grad) {
+        return dtype.is_none() ? t : t.to(to_dtype(dtype));
+      }, py::arg("dtype") = py::none(), py::kw_only(), py::arg("masked_grad") = py::none())
       .def("type", [](const Tensor& t, py::object dtype) -> py::object {
         if (dtype.is_none()) return py::str(std::string("ember.") + dtype_name(t.dtype()));
         return py::cast(t.to(to_dtype(dtype)));

@@ -1,5 +1,7 @@
 // Bindings of the matmul family, the @ operator, and the CPU thread count
 // (which covers the BLAS's threads as well as ember's own loops).
+#include <pybind11/numpy.h>
+
 #include "bind.h"
 
 #include <ember/core/cpu/matmul.h>
@@ -31,7 +33,16 @@ void init_matmul(py::module_& m) {
       .def("addmm", [](const Tensor& input, const Tensor& m1, const Tensor& m2, py::object beta, py::object alpha) {
         return addmm(input, m1, m2, to_scalar(beta, "addmm"), to_scalar(alpha, "addmm"));
       }, py::arg("mat1"), py::arg("mat2"), py::kw_only(), py::arg("beta") = 1, py::arg("alpha") = 1)
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, py::is_operator())
+      // A numpy array operand becomes a tensor, as in torch (it used to leave the product to numpy).
+      .def("__matmul__", [](const Tensor& a, py::object b) -> py::object {
+        if (py::isinstance<Tensor>(b)) return py::cast(matmul(a, b.cast<Tensor>()));
+        if (py::isinstance<py::array>(b)) {  // the two promoted to a common dtype, as torch gives it
+          const Tensor other = tensor_from_data(b, std::nullopt, a.device());
+          const DType common = promote_types(a.dtype(), other.dtype());
+          return py::cast(matmul(a.to(common), other.to(common)));
+        }
+        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+      }, py::is_operator())
       .def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); }, py::is_operator());
 
   m.def("set_num_threads", [](int n) {

@@ -580,3 +580,15 @@ def test_size_slices_and_sums_stay_sizes_and_squeeze_takes_dims():
     assert ember.zeros_like(x, memory_format=ember.preserve_format).shape == x.shape
     assert ember.randn_like(x, memory_format=ember.preserve_format, layout=ember.strided).shape == x.shape
     np.testing.assert_array_equal(ember.ones(2, requires_grad=True).numpy(force=True), [1.0, 1.0])
+
+
+def test_matmul_with_a_numpy_array_and_complex_and_dense_conversions():
+    a = ember.ones(2, 3)
+    out = a @ np.ones((3, 2))  # torch's answer: a float64 tensor (numpy computed it before, as an ndarray)
+    assert isinstance(out, ember.Tensor) and out.dtype == ember.float64
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 3.0))
+    assert (a @ np.ones((3, 2), dtype=np.float32)).dtype == ember.float32
+    with pytest.raises(TypeError):
+        a @ 2
+    assert a.cfloat().dtype == ember.complex64 and a.cdouble().dtype == ember.complex128
+    assert a.to_dense().dtype == ember.float32 and a.to_dense(ember.float64).dtype == ember.float64
