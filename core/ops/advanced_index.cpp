@@ -176,19 +176,32 @@ Tensor values_for(const Tensor& values, const Shape& result_shape, DType dtype, 
   return v.expand(result_shape);
 }
 
-// x[mask] on the CPU with one bool mask over x's leading dims: the mask, for
-// cpu::masked_rows (one pass, no coordinates); nullptr for any other subscript.
-const Tensor* leading_mask(const Tensor& x, const IndexList& indices) {
-  if (indices.empty() || !indices[0] || !indices[0]->defined() || !x.device().is_cpu()) return nullptr;
-  for (size_t i = 1; i < indices.size(); ++i) {
-    if (indices[i] && indices[i]->defined()) return nullptr;
+// The subscript's only index when it is a bool mask of at least one dim that
+// matches x's dims [at, at + mask.dim()) exactly, with its position in `at`;
+// nullptr for any other subscript (the general path indexes those, or raises
+// the shape error). x[mask] and x[mask] = v take their one-pass forms on it.
+const Tensor* sole_mask(const Tensor& x, const IndexList& indices, int64_t& at) {
+  at = -1;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (!indices[i] || !indices[i]->defined()) continue;
+    if (at >= 0) return nullptr;  // several indices
+    at = static_cast<int64_t>(i);
   }
-  const Tensor& mask = *indices[0];
-  if (mask.dtype() != DType::Bool || mask.dim() == 0 || mask.dim() > x.dim() || !mask.device().is_cpu()) return nullptr;
+  if (at < 0) return nullptr;
+  const Tensor& mask = *indices[at];
+  if (mask.dtype() != DType::Bool || mask.dim() == 0 || at + mask.dim() > x.dim()) return nullptr;
   for (int64_t d = 0; d < mask.dim(); ++d) {
-    if (mask.size(d) != x.size(d)) return nullptr;  // the general path raises the shape error
+    if (mask.size(d) != x.size(at + d)) return nullptr;
   }
   return &mask;
+}
+
+// x[mask] on the CPU with the mask over x's leading dims: cpu::masked_rows
+// compacts them in one pass, without the mask's coordinates.
+const Tensor* leading_mask(const Tensor& x, const IndexList& indices) {
+  int64_t at;
+  const Tensor* mask = sole_mask(x, indices, at);
+  return mask && at == 0 && x.device().is_cpu() && mask->device().is_cpu() ? mask : nullptr;
 }
 
 }  // namespace
@@ -350,24 +363,12 @@ Subscript apply_basic(const Tensor& x, const std::vector<TensorIndex>& items) {
 // dims [at, at + mask.dim()) of the view and must match them exactly (other
 // shapes take the general path, which raises the indexing error).
 bool masked_fill_instead(Tensor& view, const IndexList& advanced, const Tensor& value) {
-  int64_t at = -1;
-  for (size_t i = 0; i < advanced.size(); ++i) {
-    if (!advanced[i] || !advanced[i]->defined()) continue;
-    if (at >= 0) return false;  // several advanced indices
-    at = static_cast<int64_t>(i);
-  }
-  if (at < 0) return false;
-  const Tensor& mask = *advanced[at];
-  if (mask.dtype() != DType::Bool || mask.dim() == 0 || value.numel() != 1 || mask.device() != view.device() ||
-      value.device() != view.device() || at + mask.dim() > view.dim()) {
-    return false;
-  }
+  int64_t at;
+  const Tensor* mask = sole_mask(view, advanced, at);
+  if (!mask || value.numel() != 1 || mask->device() != view.device() || value.device() != view.device()) return false;
   Shape shape(static_cast<size_t>(view.dim()), 1);
-  for (int64_t d = 0; d < mask.dim(); ++d) {
-    if (mask.size(d) != view.size(at + d)) return false;
-    shape[at + d] = mask.size(d);
-  }
-  view.masked_fill_(mask.reshape(shape), value.reshape({}));
+  for (int64_t d = 0; d < mask->dim(); ++d) shape[at + d] = mask->size(d);
+  view.masked_fill_(mask->reshape(shape), value.reshape({}));
   return true;
 }
 

@@ -31,7 +31,7 @@ def _each(op, other, n):
     return [other] * n
 
 
-def _assign(op, tensors, results):
+def _assign(tensors, results):
     for t, r in zip(tensors, results):
         t.copy_(r)
     return tensors
@@ -59,7 +59,7 @@ def _binary(name, fn):
     def in_place(self, other):
         ts = _tensors(f"_foreach_{name}_", self)
         if not hasattr(ember.Tensor, name + "_"):  # maximum / minimum have no in-place method
-            return _assign(f"_foreach_{name}_", ts, out_of_place(ts, other))
+            return _assign(ts, out_of_place(ts, other))
         for t, o in zip(ts, _each(f"_foreach_{name}_", other, len(ts))):
             getattr(t, name + "_")(o)
         return ts
@@ -123,7 +123,7 @@ def _pointwise(name, fn):
                 for t, x, y, v in zip(ts, a, b, values)]
 
     def in_place(self, tensor1, tensor2, value=1):
-        return _assign(f"_foreach_{name}_", self, out_of_place(self, tensor1, tensor2, value))
+        return _assign(self, out_of_place(self, tensor1, tensor2, value))
     return out_of_place, in_place
 
 
@@ -162,5 +162,5 @@ def exports():
         names[f"_foreach_{name}"], names[f"_foreach_{name}_"] = _binary(name, fn)
     for name, fn in (("addcmul", ember.addcmul), ("addcdiv", ember.addcdiv)):
         names[f"_foreach_{name}"], names[f"_foreach_{name}_"] = _pointwise(name, fn)
-    names["_foreach_pow_"] = lambda self, exponent: _assign("_foreach_pow_", self, _foreach_pow(self, exponent))
+    names["_foreach_pow_"] = lambda self, exponent: _assign(self, _foreach_pow(self, exponent))
     return names

@@ -2,8 +2,6 @@
 #include <ember/core/ops/diagonal.h>
 #include <ember/core/ops/windows.h>
 
-#include <algorithm>
-
 #include "bind.h"
 #include "default_device.h"
 
@@ -24,13 +22,13 @@ Tensor squeeze_dims(const Tensor& t, py::handle dim) {
   if (!py::isinstance<py::sequence>(dim)) {
     return t.squeeze(cast_arg<int64_t>(dim, "squeeze", "dim", "an int or a tuple of ints"));
   }
-  std::vector<int64_t> dims;
-  for (int64_t d : to_int_list(dim, "squeeze")) dims.push_back(wrap_dim(d, t.dim(), "squeeze"));
-  std::sort(dims.begin(), dims.end());
-  EMBER_CHECK(std::adjacent_find(dims.begin(), dims.end()) == dims.end(), Error, "squeeze: dim ",
-              std::string(py::str(dim)), " appears multiple times in the list of dims");
+  const std::vector<int64_t> dims = to_int_list(dim, "squeeze");
+  if (dims.empty()) return t;  // dim_mask reads no dims as all of them
+  const std::vector<bool> listed = dim_mask(dims, t.dim(), "squeeze");  // wraps, refuses repeats
   Tensor out = t;
-  for (auto d = dims.rbegin(); d != dims.rend(); ++d) out = out.squeeze(*d);  // last first: the others keep place
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {  // last first: the others keep their place
+    if (listed[d]) out = out.squeeze(d);
+  }
   return out;
 }
 
