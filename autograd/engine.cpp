@@ -238,7 +238,7 @@ void execute(const std::vector<Seed>& seeds, bool retain_graph, bool create_grap
     std::vector<Tensor> input_grads;
     if (run) {
       // Materialise zeros for outputs that got no gradient, so formulas need not care.
-      for (uint32_t i = 0; i < grads.size(); ++i) {
+      for (uint32_t i = 0; i < grads.size() && node->materialize_grads; ++i) {
         const auto& info = node->outputs[i];
         if (!grads[i].defined() && is_differentiable(info.dtype)) grads[i] = zeros(info.shape, info.dtype, info.device);
       }

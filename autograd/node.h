@@ -82,6 +82,9 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
   std::vector<OutputInfo> outputs;
   uint64_t sequence_nr = 0;  // creation order: later nodes run first
+  // False: apply() gets undefined gradients for outputs the backward pass did
+  // not reach, instead of zeros (a custom Function's set_materialize_grads(False)).
+  bool materialize_grads = true;
   // Hooks on non-leaf tensors, by output index.
   std::map<uint32_t, std::vector<std::pair<int, Tensor::Hook>>> tensor_hooks;
   std::map<uint32_t, std::weak_ptr<TensorImpl>> retained;  // outputs with retain_grad()

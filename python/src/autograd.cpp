@@ -208,14 +208,18 @@ void init_autograd(py::module_& m) {
   });
   // ember.autograd.Function: one node for the outputs, running `backward`.
   // Only the first n_hookable saved tensors go through saved-tensor hooks (-1: all).
+  // materialize_grads=False: backward gets None, not zeros, for outputs the pass did not reach.
   m.def("_record_function", [](const std::string& name, py::object inputs, py::object outputs, py::object saved,
-                               py::function backward, int64_t n_hookable) {
+                               py::function backward, int64_t n_hookable, bool materialize_grads) {
     const char* op = name.c_str();
-    autograd::record(op, tensor_list(inputs, op, "inputs"), tensor_list(outputs, op, "outputs"),
-                     tensor_list(saved, op, "saved tensors"),
+    auto outs = tensor_list(outputs, op, "outputs");
+    autograd::record(op, tensor_list(inputs, op, "inputs"), outs, tensor_list(saved, op, "saved tensors"),
                      python_vjp(std::move(backward)), n_hookable < 0 ? SIZE_MAX : static_cast<size_t>(n_hookable));
+    for (const auto& o : outs) {
+      if (auto fn = o.grad_fn()) fn->materialize_grads = materialize_grads;
+    }
   }, py::arg("name"), py::arg("inputs"), py::arg("outputs"), py::arg("saved"), py::arg("backward"),
-     py::arg("n_hookable") = -1);
+     py::arg("n_hookable") = -1, py::arg("materialize_grads") = true);
   m.def("_check_inplace", [](const Tensor& self, const std::string& op) { autograd::check_inplace(self, op.c_str()); });
   m.def("_rebase_history", [](const Tensor& self, const Tensor& result) { autograd::rebase_history(self, result); });
   m.def("_next_sequence_nr", &autograd::next_sequence_nr);

@@ -124,6 +124,33 @@ def test_backward_gets_zeros_for_unused_outputs():
     np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2.0))
 
 
+def test_set_materialize_grads_false_passes_none_for_unused_outputs():
+    got = {}
+
+    class Split(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            marker = x.detach().clone()
+            ctx.mark_non_differentiable(marker)
+            return x * 2, x * 3, marker
+
+        @staticmethod
+        def backward(ctx, g2, g3, g_marker):
+            got.update(g2=g2, g3=g3, g_marker=g_marker)
+            return g2 * 2 if g3 is None else g2 * 2 + g3 * 3
+
+    x = f64(4)
+    a, b, _ = Split.apply(x)
+    a.sum().backward(retain_graph=True)
+    assert got["g2"] is not None and got["g3"] is None and got["g_marker"] is None
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2.0))
+    x.grad = None
+    (a.sum() + b.sum()).backward()
+    assert got["g3"] is not None
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 5.0))
+
+
 def test_non_differentiable_outputs():
     class MaxWithIndex(Function):
         @staticmethod

@@ -63,9 +63,8 @@ class FunctionCtx:
         self._dirty.extend(tensors)
 
     def set_materialize_grads(self, value):
-        """With False, backward gets None instead of zeros for outputs that are
-        not differentiable; gradients the graph did not reach may still come
-        as zeros in ember."""
+        """With False, backward gets None instead of zeros for the outputs
+        that got no gradient (unused, or not differentiable)."""
         self.materialize_grads = bool(value)
 
 
@@ -168,7 +167,8 @@ def _connect(cls, ctx, args, tensor_args, output):
     backward = _BackwardCall(cls, ctx, args, outs, diff, len(ctx.to_save), stashed)
     # Only save_for_backward's tensors go through saved-tensor hooks (torch
     # does not save ctx attributes at all).
-    _C._record_function(name, tensor_args, [recorded[i] for i in diff], saved, backward, len(ctx.to_save))
+    _C._record_function(name, tensor_args, [recorded[i] for i in diff], saved, backward, len(ctx.to_save),
+                        ctx.materialize_grads)
     # The node keeps the saved tensors (outputs without their history); ctx
     # holding them too would make a reference cycle through the node.
     ctx.to_save = ()
