@@ -16,23 +16,13 @@
 #include <ember/core/ops/shape.h>
 #include <ember/core/ops/unary.h>
 #include <ember/core/ops/unary_math.h>
+#include <ember/core/ops/view_dtype.h>
 #include <ember/core/tensor_impl.h>
 #include <ember/core/type_promotion.h>
 
 namespace ember {
 
 namespace {
-
-// A view of t's memory with another dtype, without autograd. It gets no
-// view_base: autograd replays views within one dtype only, so in-place writes
-// through it that autograd would record are refused (see check_inplace).
-Tensor retyped_view(const Tensor& t, DType dtype, Shape shape, Strides strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>(t.storage(), std::move(shape), std::move(strides), offset, dtype);
-  impl->is_view = true;
-  impl->retyped_view = true;
-  impl->is_inference = t.impl()->is_inference;
-  return Tensor(std::move(impl));
-}
 
 // complex [..] -> float [.., 2], without autograd.
 Tensor parts_view(const Tensor& z) {

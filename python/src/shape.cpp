@@ -1,5 +1,6 @@
 // Shape ops and views.
 #include <ember/core/ops/diagonal.h>
+#include <ember/core/ops/view_dtype.h>
 #include <ember/core/ops/windows.h>
 
 #include "bind.h"
@@ -52,10 +53,14 @@ Tensor roll_any(const Tensor& t, py::handle shifts, py::handle dims) {
 
 void init_shape(py::module_& m) {
   auto& cls = tensor_class();
-  cls.def("view", [](const Tensor& t, py::args args) {
-        if (args.size() == 1 && py::isinstance<PyDType>(args[0])) {
-          throw NotImplementedError("view(dtype) is not supported yet");
+  cls.def("view", [](const Tensor& t, py::args args, py::kwargs kwargs) {
+        if (kwargs.contains("dtype")) {
+          EMBER_CHECK(args.empty() && kwargs.size() == 1, TypeError, "view: takes either a shape or dtype=, not both");
+          return view_dtype(t, to_dtype(kwargs["dtype"]));
         }
+        EMBER_CHECK(kwargs.empty(), TypeError, "view: unexpected keyword argument '",
+                    py::str(kwargs.begin()->first).cast<std::string>(), "'");
+        if (args.size() == 1 && py::isinstance<PyDType>(args[0])) return view_dtype(t, args[0].cast<PyDType>().value);
         return t.view(shape_from_args(args, "view"));
       })
       .def("reshape", [](const Tensor& t, py::args args) { return t.reshape(shape_from_args(args, "reshape")); })
