@@ -232,10 +232,11 @@ def _dense_strides(size, stride):
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """An uninitialised tensor with the given strides. Only dense layouts are
-    allocated: strides must be a permutation of one (any order of dimensions),
-    with stride 0 allowed for broadcast dimensions; the strides of dimensions
-    of size 0 or 1 may differ from the ones asked for."""
+    """An uninitialised tensor with the given strides. A permutation of a dense
+    layout (stride 0 allowed for broadcast dimensions) is allocated as one,
+    where the strides of dimensions of size 0 or 1 may differ from the ones
+    asked for; other strides (gaps, overlaps) view a buffer of the extent they
+    span through as_strided."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"empty_strided: mismatch in length of strides and shape ({len(size)} vs {len(stride)})")
@@ -244,13 +245,14 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     broadcast = [d for d in range(len(size)) if stride[d] == 0 and size[d] > 1]
     stored = tuple(1 if d in broadcast else size[d] for d in range(len(size)))
     order = _dense_strides(stored, stride)
-    if order is None:
-        raise NotImplementedError(f"empty_strided: strides {list(stride)} for size {list(size)} are not a "
-                                  f"permutation of a dense layout; for gaps or overlaps, allocate a dense tensor and "
-                                  f"view it with as_strided")
     kwargs = dict(dtype=dtype or ember.get_default_dtype())
     if device is not None:
         kwargs["device"] = device
+    if order is None:
+        if any(s < 0 for s in stride):
+            raise RuntimeError(f"empty_strided: strides must be non-negative, got {list(stride)}")
+        extent = 0 if 0 in size else 1 + sum((n - 1) * st for n, st in zip(size, stride))
+        return ember.empty(extent, **kwargs).as_strided(size, stride).requires_grad_(requires_grad)
     base = ember.empty(tuple(stored[d] for d in order), **kwargs)
     inverse = sorted(range(len(order)), key=lambda i: order[i])
     out = base.permute(*inverse) if order else base

@@ -461,9 +461,20 @@ def test_empty_strided(size, stride):
         assert torch.empty_strided(size, stride).stride() == t.stride()
 
 
-def test_empty_strided_refuses_overlapping_or_gapped_strides():
-    with pytest.raises(NotImplementedError, match="empty_strided: strides \\[2, 1\\] for size \\[2, 3\\]"):
-        ember.empty_strided((2, 3), (2, 1))
+@pytest.mark.parametrize("size, stride", [((2, 3), (2, 1)), ((2, 3), (4, 1)), ((3, 2), (1, 5)), ((2, 0, 3), (9, 4, 2))])
+def test_empty_strided_with_overlapping_or_gapped_strides(size, stride):
+    t = ember.empty_strided(size, stride)
+    assert t.shape == size and t.stride() == stride
+    if torch is not None:
+        assert torch.empty_strided(size, stride).stride() == t.stride()
+    if 0 not in size:
+        assert t.data_ptr() == t.as_strided((1,), (1,)).data_ptr()  # the buffer spans exactly the extent
+        t.as_strided((1 + sum((n - 1) * st for n, st in zip(size, stride)),), (1,)).zero_()
+
+
+def test_empty_strided_refuses_bad_arguments():
+    with pytest.raises(RuntimeError, match="empty_strided: strides must be non-negative"):
+        ember.empty_strided((2, 3), (-1, 1))
     with pytest.raises(RuntimeError, match="empty_strided: mismatch in length of strides and shape"):
         ember.empty_strided((2, 3), (1,))
 
