@@ -3,6 +3,7 @@ scatter): median, kthvalue, quantile, searchsorted, bucketize, bincount,
 histc. They run on any device ember sorts on; median, kthvalue and quantile
 are differentiable through sort's values."""
 import collections
+import math
 import operator
 
 import ember
@@ -109,8 +110,8 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """For each value, the index where it would go in the sorted last dim of
     sorted_sequence (before equal elements, or after them with right=True).
-    On the CPU a binary search per value; elsewhere it counts comparisons in
-    chunks (ember ops), so memory stays bounded for long inputs."""
+    On the CPU a binary search per value (C++); elsewhere the same bisection
+    for all values at once, one gather per halving step (ember ops)."""
     if side is not None:
         if side not in ("left", "right"):
             raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
@@ -124,22 +125,31 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError(f"searchsorted: boundaries tensor should be 1 dimension or the first N-1 dimensions of "
                            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
                            f"{list(seq.shape)} and input value tensor {list(values.shape)}")
-    if seq.device.type == "cpu" and values.device.type == "cpu":  # a binary search per value (C++)
-        return _C._searchsorted(seq, values, right).to(ember.int32 if out_int32 else ember.int64)
+    dtype = ember.int32 if out_int32 else ember.int64
+    if seq.device.type == "cpu" and values.device.type == "cpu":
+        return _C._searchsorted(seq, values, right).to(dtype)
+    return _bisect(seq, values, right).to(dtype)
+
+
+def _bisect(seq, values, right):
+    """The CPU's bisection step for step (same midpoints), so that rows holding
+    NaN, which break the order, give the CPU's (and PyTorch's) answers."""
     n = seq.shape[-1]
-    flat = values.reshape(*(values.shape[:-1] if seq.dim() > 1 else ()), -1) if values.dim() else values.reshape(1)
-    pieces = []
-    step = max(1, (1 << 22) // max(n, 1))  # values per chunk: about 4M comparisons at a time
-    for start in range(0, flat.shape[-1], step):
-        v = flat.narrow(-1, start, min(step, flat.shape[-1] - start)).unsqueeze(-1)
-        s = seq.unsqueeze(-2)
-        # Elements the CPU's bisection passes: not >= v (not > v with right), as in PyTorch, so a
-        # NaN value counts every element and a NaN in a sorted row is passed.
-        passed = ~(s > v) if right else ~(s >= v)
-        pieces.append(passed.sum(-1))
-    counts = ember.cat(pieces, -1) if pieces else ember.zeros(flat.shape, dtype=ember.int64, device=seq.device)
-    counts = counts.reshape(values.shape) if values.dim() else counts.reshape(())
-    return counts.to(ember.int32 if out_int32 else ember.int64)
+    if seq.dim() > 1:  # one row of values per row of seq
+        rows = seq.reshape(math.prod(seq.shape[:-1]), n)
+        v = values.reshape(rows.shape[0], values.shape[-1])
+    else:
+        rows, v = seq.reshape(1, n), values.reshape(1, values.numel())
+    lo = ember.zeros(v.shape, dtype=ember.int64, device=v.device)
+    hi = ember.full(v.shape, n, dtype=ember.int64, device=v.device)
+    for _ in range(n.bit_length()):  # each step halves every [lo, hi); n.bit_length() steps empty them
+        mid = (lo + hi) // 2
+        y = rows.gather(-1, mid.clamp(max=max(n - 1, 0)))
+        passed = ~(y > v) if right else ~(y >= v)  # NaN in the row is passed, as in the CPU's search
+        active = lo < hi
+        lo = ember.where(active & passed, mid + 1, lo)
+        hi = ember.where(active & ~passed, mid, hi)
+    return lo.reshape(values.shape)
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
