@@ -3,6 +3,9 @@
 // update directly (non-contiguous or half precision, which compute in float32).
 #include <ember/core/ops/optim.h>
 
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
 #include <utility>
 
 #include <ember/autograd/grad_mode.h>
@@ -10,6 +13,7 @@
 #include <ember/core/error.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/tensor_impl.h>
 #include <ember/cuda/optim.h>
 
 namespace ember {
@@ -128,12 +132,66 @@ std::vector<Tensor> readable_all(const std::vector<Tensor>& ts, const std::vecto
 
 bool on_cuda(const std::vector<Tensor>& params) { return !params.empty() && params[0].device().is_cuda(); }
 
+using TensorLists = std::vector<std::vector<Tensor>>;
+
+// A parameter listed more than once is stepped once per place, in order, as
+// PyTorch's loop does: one fused launch over both places would race on the
+// shared memory, and two work copies would each write back one step. When any
+// parameter repeats, `step` runs once per round (round k: the k-th place of
+// each parameter) on that round's slice of params, grads, the read-only
+// `inputs` (steps) and the `states`. Each place keeps the state it was given:
+// where that is none, each creates its own, as in PyTorch's loop (whose SGD
+// starts both places' momentum from the gradient). Returns false, running
+// nothing, when no parameter repeats.
+bool step_repeats_in_turn(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                          const std::vector<const std::vector<Tensor>*>& inputs,
+                          const std::vector<std::vector<Tensor>*>& states,
+                          const std::function<void(const std::vector<Tensor>&, const std::vector<Tensor>&,
+                                                   const TensorLists&, TensorLists&)>& step) {
+  std::unordered_map<const TensorImpl*, size_t> seen;  // parameter -> places so far
+  std::vector<size_t> round_of(params.size());
+  size_t rounds = 1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    round_of[i] = seen[params[i].impl()]++;
+    rounds = std::max(rounds, round_of[i] + 1);
+  }
+  if (rounds == 1) return false;
+  auto slice = [](const std::vector<Tensor>& list, const std::vector<size_t>& idx) {
+    std::vector<Tensor> out;
+    if (list.empty()) return out;  // a state list not given (created by the op if it needs one)
+    for (size_t i : idx) out.push_back(list.at(i));
+    return out;
+  };
+  for (size_t r = 0; r < rounds; ++r) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (round_of[i] == r) idx.push_back(i);
+    }
+    TensorLists in, st;
+    for (const auto* list : inputs) in.push_back(slice(*list, idx));
+    for (auto* list : states) st.push_back(slice(*list, idx));
+    step(slice(params, idx), slice(grads, idx), in, st);
+    for (size_t k = 0; k < states.size(); ++k) {
+      auto& list = *states[k];
+      if (st[k].empty()) continue;
+      if (list.empty()) list.resize(params.size());
+      for (size_t j = 0; j < idx.size(); ++j) list[idx[j]] = st[k][j];
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void sgd_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
           std::vector<Tensor>& momentum_buffers, const SgdOptions& o) {
   NoGradGuard no_grad;
   check_params("sgd", params, grads, /*cuda_ok=*/true);
+  if (step_repeats_in_turn(params, grads, {}, {&momentum_buffers}, [&](auto& p, auto& g, auto&, auto& st) {
+        sgd_(p, g, st[0], o);
+      })) {
+    return;
+  }
   std::vector<bool> fresh;
   const bool use_momentum = o.momentum != 0;
   prepare_state("sgd", "momentum_buffers", params, momentum_buffers, use_momentum, &fresh);
@@ -154,6 +212,10 @@ void adam_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   const char* op = o.decoupled_weight_decay ? "adamw" : "adam";
   NoGradGuard no_grad;
   check_params(op, params, grads, /*cuda_ok=*/true);
+  if (step_repeats_in_turn(params, grads, {&steps}, {&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs},
+                           [&](auto& p, auto& g, auto& in, auto& st) { adam_(p, g, st[0], st[1], st[2], in[0], o); })) {
+    return;
+  }
   prepare_state(op, "exp_avgs", params, exp_avgs, true);
   prepare_state(op, "exp_avg_sqs", params, exp_avg_sqs, true);
   prepare_state(op, "max_exp_avg_sqs", params, max_exp_avg_sqs, o.amsgrad);
@@ -177,6 +239,10 @@ void rmsprop_(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
               const RmspropOptions& o) {
   NoGradGuard no_grad;
   check_params("rmsprop", params, grads, /*cuda_ok=*/true);
+  if (step_repeats_in_turn(params, grads, {&steps}, {&square_avgs, &grad_avgs, &momentum_buffers},
+                           [&](auto& p, auto& g, auto& in, auto& st) { rmsprop_(p, g, st[0], st[1], st[2], in[0], o); })) {
+    return;
+  }
   prepare_state("rmsprop", "square_avgs", params, square_avgs, true);
   prepare_state("rmsprop", "grad_avgs", params, grad_avgs, o.centered);
   prepare_state("rmsprop", "momentum_buffers", params, momentum_buffers, o.momentum > 0);
@@ -199,6 +265,10 @@ void adagrad_(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
               std::vector<Tensor>& state_sums, const std::vector<Tensor>& steps, const AdagradOptions& o) {
   NoGradGuard no_grad;
   check_params("adagrad", params, grads, /*cuda_ok=*/true);
+  if (step_repeats_in_turn(params, grads, {&steps}, {&state_sums},
+                           [&](auto& p, auto& g, auto& in, auto& st) { adagrad_(p, g, st[0], in[0], o); })) {
+    return;
+  }
   std::vector<bool> fresh;
   prepare_state("adagrad", "state_sums", params, state_sums, true, &fresh);
   for (size_t i = 0; i < params.size(); ++i)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ember
-from harness import torch
+from harness import DEVICE, torch
 
 SHAPES = [(3,), (2, 3), ()]
 STEPS = 5
@@ -784,6 +784,30 @@ def test_global_step_hooks_and_subclass_steps():
     order.clear()
     ember.optim.Adam([leaf([1.0])]).step()
     assert order == []
+
+
+@pytest.mark.parametrize("layout", ["float32", "bfloat16", "transposed"])
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_a_repeated_parameter_is_stepped_once_per_place_on_every_kernel_path(name, layout):
+    # The fused kernels (CUDA's one launch, the CPU's work copies for bfloat16 and non-contiguous
+    # parameters) step the places of a repeated parameter in turn: the same as two steps of an
+    # optimizer holding it once.
+    dtype = ember.bfloat16 if layout == "bfloat16" else ember.float32
+    def param(seed):
+        t = ember.tensor(np.random.default_rng(seed).standard_normal((4, 3)), dtype=dtype, device=DEVICE)
+        return (t.t().contiguous().t() if layout == "transposed" else t).requires_grad_()
+    w, other, w_ref = param(0), param(1), param(0)
+    with pytest.warns(UserWarning, match="duplicate parameters"):
+        opt = getattr(ember.optim, name)([w, other, w], lr=0.05)
+    ref = getattr(ember.optim, name)([w_ref], lr=0.05)
+    for step in range(3):
+        g = ember.tensor(np.random.default_rng(10 + step).standard_normal((4, 3)), dtype=dtype, device=DEVICE)
+        w.grad, other.grad, w_ref.grad = g.clone(), g.clone(), g.clone()
+        opt.step()
+        ref.step()
+        ref.step()
+    assert not w.is_contiguous() if layout == "transposed" else w.is_contiguous()
+    assert ember.equal(w.detach(), w_ref.detach()), (w, w_ref)
 
 
 def test_duplicate_parameters_warn_and_step_each_place():
