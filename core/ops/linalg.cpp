@@ -18,6 +18,7 @@
 #include <ember/core/ops/binary.h>
 #include <ember/core/ops/copy.h>
 #include <ember/core/ops/factory.h>
+#include <ember/core/ops/float_checks.h>
 #include <ember/core/ops/linalg_detail.h>
 #include <ember/core/ops/matmul.h>
 #include <ember/core/ops/reduce.h>
@@ -76,6 +77,11 @@ Tensor diagonal_view(const Tensor& m) {
   return make_view(m, shape, strides, m.storage_offset());
 }
 
+Tensor first_flagged(const Tensor& flags) {
+  const Tensor f = flags.to(DType::Int64);
+  return mul(add(argmax(f, -1), ones({}, DType::Int64, f.device())), amax(f, {-1})).to(DType::Int32);
+}
+
 void check_info(const char* op, const Tensor& info, Failure failure) {
   if (info.numel() == 0) return;
   const Tensor host = info.device().is_cuda() ? info.cpu() : info;
@@ -118,6 +124,11 @@ void lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool tran
 }
 void cholesky(const Tensor& a, bool upper, const Tensor& info) {
   a.device().is_cuda() ? cuda::cholesky(a, upper, info) : cpu::cholesky(a, upper, info);
+  // OpenBLAS's and cuSOLVER's potrf may let NaN through where LAPACK's
+  // reference stops: the first NaN pivot fails the factorization, as the
+  // order of that minor, on both devices.
+  const Tensor nan_at = first_flagged(isnan(diagonal_view(a)));
+  Tensor(info).copy_(where(eq(info, zeros({}, DType::Int32, info.device())), nan_at, info));
 }
 void triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool unitriangular) {
   a.device().is_cuda() ? cuda::triangular_solve(a, b, upper, unitriangular)
@@ -415,9 +426,8 @@ Tensor cholesky_inverse(const Tensor& L, bool upper) {
     // position per matrix (0 when none), as LAPACK's potri would.
     autograd::NoGradGuard no_grad;
     using namespace linalg::detail;
-    const Tensor zero = eq(diagonal_view(L), zeros({}, L.dtype(), L.device())).to(DType::Int64);
-    const Tensor first = mul(add(argmax(zero, -1), ones({}, DType::Int64, L.device())), amax(zero, {-1}));
-    check_info("cholesky_inverse", first.to(DType::Int32), Failure::Singular);
+    const Tensor zero = eq(diagonal_view(L), zeros({}, L.dtype(), L.device()));
+    check_info("cholesky_inverse", first_flagged(zero), Failure::Singular);
   }
   return cholesky_solve(expand(eye(n, n, L.dtype(), L.device()), L.shape()), L, upper);
 }

@@ -19,6 +19,9 @@ inline Tensor column_major(const Tensor& t) { return column_major(t, batch_shape
 Tensor column_major_empty(const Shape& batch, int64_t rows, int64_t cols, DType dtype, Device device);
 // The diagonals of [..., n, n] (a view without autograd).
 Tensor diagonal_view(const Tensor& m);
+// The 1-based position of the first true element along the last dim of
+// `flags`, 0 where there is none, as int32: LAPACK's info for that failure.
+Tensor first_flagged(const Tensor& flags);
 Shape with_matrix(Shape batch, int64_t rows, int64_t cols);
 Tensor int32_empty(const Shape& shape, Device device);
 
