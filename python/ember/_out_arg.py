@@ -75,8 +75,19 @@ FACTORIES = frozenset({
     'randperm', 'fft.fftfreq', 'fft.rfftfreq',
 })
 
-_NAMESPACES = {"": ember, "linalg": linalg, "special": special, "fft": fft}
+
 Tensor = _C.Tensor
+
+
+def _numbers_only(args, kwargs):
+    """normal(mean, std, size) of two numbers makes a tensor like a factory; of tensors it does not."""
+    return not any(isinstance(a, Tensor) for a in list(args[:2]) + [kwargs.get("mean"), kwargs.get("std")])
+
+
+# Ops that are factories for some arguments only: the test on (args, kwargs).
+SOMETIMES_FACTORIES = {"normal": _numbers_only}
+
+_NAMESPACES = {"": ember, "linalg": linalg, "special": special, "fft": fft}
 
 
 def _dtype_name(dtype):
@@ -130,6 +141,8 @@ def _write(op, result, out):
 
 def _call_with_out(fn, op, factory, args, kwargs, out):
     outs = _outs_of(op, out)
+    if callable(factory):
+        factory = factory(args, kwargs)
     if factory:
         if len(outs) != 1 or not isinstance(out, Tensor):
             raise TypeError(f"{op}: argument 'out' must be a Tensor, not {type(out).__name__}")
@@ -154,7 +167,8 @@ def _call_with_out(fn, op, factory, args, kwargs, out):
 
 
 def with_out(fn, op, factory=False):
-    """fn with a keyword-only `out` (op names it in messages, e.g. "linalg.inv")."""
+    """fn with a keyword-only `out` (op names it in messages, e.g. "linalg.inv"); factory: whether
+    out's dtype and device are passed to fn, or a test of (args, kwargs) that says so."""
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         if out is None:
@@ -172,7 +186,7 @@ def install():
         fn = getattr(owner, name, None)
         if fn is None or getattr(fn, "_ember_out_arg", False):
             continue
-        setattr(owner, name, with_out(fn, op, op in FACTORIES))
+        setattr(owner, name, with_out(fn, op, SOMETIMES_FACTORIES.get(op, op in FACTORIES)))
 
 
 install()

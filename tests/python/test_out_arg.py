@@ -212,6 +212,16 @@ def test_factories_make_their_result_in_outs_dtype():
         ember.zeros(2, dtype=ember.float64, out=empty())
 
 
+def test_normal_of_numbers_fills_out_like_a_factory():
+    out = empty(ember.float64)
+    assert ember.normal(2.0, 0.5, (400,), out=out) is out
+    assert out.dtype == ember.float64 and out.device == make(np.zeros(1)).device and tuple(out.shape) == (400,)
+    assert abs(float(out.mean()) - 2.0) < 0.2
+    means = make(np.array([0.0, 100.0]))
+    got = ember.normal(means, 1.0, out=empty(ember.float64))  # of a tensor: not a factory
+    assert float(got[1]) > 90.0
+
+
 # ---- devices
 
 @needs_gpu
