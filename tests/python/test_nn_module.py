@@ -583,8 +583,11 @@ def test_state_dict_metadata_versions_and_load_hooks():
     old = model.state_dict()
     del old["1.num_batches_tracked"]
     old._metadata["1"] = {"version": 1}
+    model[1].num_batches_tracked.fill_(4)
     model.load_state_dict(old)
-    assert "1.num_batches_tracked" not in old and model[1].num_batches_tracked.item() == 0
+    assert "1.num_batches_tracked" not in old and model[1].num_batches_tracked.item() == 4  # kept, as torch
+    model.load_state_dict(old, assign=True)
+    assert model[1].num_batches_tracked.item() == 4
     # Pre-hooks may rewrite the dict before a module reads it; post hooks of state_dict see it whole.
     renamed = {"w": model[0].weight.detach() * 0, "bias": model[0].bias.detach()}
     handle = model[0].register_load_state_dict_pre_hook(

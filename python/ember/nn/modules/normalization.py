@@ -39,11 +39,13 @@ class _NormBase(Module):
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        # A checkpoint older than version 2 has no num_batches_tracked: it starts from 0, as in torch.
+        # A checkpoint older than version 2 has no num_batches_tracked: the module keeps its own
+        # (0 when fresh; on the module's device, so that assign=True keeps buffers together), as in torch.
         version = local_metadata.get("version")
         key = prefix + "num_batches_tracked"
         if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
-            state_dict[key] = ember.tensor(0, dtype=ember.int64)
+            own = self.num_batches_tracked
+            state_dict[key] = own if own is not None else ember.tensor(0, dtype=ember.int64)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 
