@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <ember/core/cpu/parallel.h>
@@ -43,7 +44,10 @@ void fold(O* out, const T* x, int64_t outer, int64_t reduced, int64_t inner, con
     if (outer < threads && reduced > kElementwiseGrain) {
       // Few long rows (sum of everything): split each row across threads.
       const int64_t chunks = std::min<int64_t>(threads, reduced / (kElementwiseGrain / 2));
-      std::vector<A> part(chunks);
+      // One element per thread, each its own object: not std::vector<bool>,
+      // whose packed bits threads would write through one shared word (all()
+      // and any() came back false or true at random).
+      std::unique_ptr<A[]> part(new A[chunks]);
       for (int64_t o = 0; o < outer; ++o) {
         const T* row = x + o * reduced;
         parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
@@ -53,7 +57,7 @@ void fold(O* out, const T* x, int64_t outer, int64_t reduced, int64_t inner, con
           }
         });
         A acc = op.init();
-        for (const A& a : part) acc = op.merge(acc, a);
+        for (int64_t c = 0; c < chunks; ++c) acc = op.merge(acc, part[c]);
         out[o] = op.finish(acc);
       }
       return;

@@ -417,3 +417,13 @@ def test_var_std_over_leading_dims_against_numpy(shape, dim, correction):
         with np.errstate(invalid="ignore", divide="ignore"):
             want = ref(ref64, axis=dim, ddof=correction)
         np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-7, equal_nan=True)
+
+
+def test_all_and_any_of_a_long_row_split_across_threads_are_stable():
+    # A whole-tensor all()/any() over more than 32k elements splits the row across threads; the
+    # per-thread results once shared a std::vector<bool>'s packed word, so all() of an all-true
+    # tensor came back False now and then (about 1 in 20,000 calls with spinning threads).
+    ones = make(np.ones(51200, dtype=bool))
+    zeros = make(np.zeros(51200, dtype=bool))
+    for _ in range(2000):
+        assert bool(ones.all()) and not bool(zeros.any())
