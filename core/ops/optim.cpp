@@ -156,10 +156,18 @@ bool step_repeats_in_turn(const std::vector<Tensor>& params, const std::vector<T
     rounds = std::max(rounds, round_of[i] + 1);
   }
   if (rounds == 1) return false;
+  // A list of the wrong length: the op's own checks report it, in one call.
+  for (const auto* list : inputs) {
+    if (list->size() != params.size()) return false;
+  }
+  for (const auto* list : states) {
+    if (!list->empty() && list->size() != params.size()) return false;
+  }
   auto slice = [](const std::vector<Tensor>& list, const std::vector<size_t>& idx) {
-    std::vector<Tensor> out;
-    if (list.empty()) return out;  // a state list not given (created by the op if it needs one)
-    for (size_t i : idx) out.push_back(list.at(i));
+    std::vector<Tensor> out;  // empty for a state list not given (the op creates the state)
+    if (!list.empty()) {
+      for (size_t i : idx) out.push_back(list[i]);
+    }
     return out;
   };
   for (size_t r = 0; r < rounds; ++r) {
@@ -173,7 +181,7 @@ bool step_repeats_in_turn(const std::vector<Tensor>& params, const std::vector<T
     step(slice(params, idx), slice(grads, idx), in, st);
     for (size_t k = 0; k < states.size(); ++k) {
       auto& list = *states[k];
-      if (st[k].empty()) continue;
+      if (st[k].size() != idx.size()) continue;
       if (list.empty()) list.resize(params.size());
       for (size_t j = 0; j < idx.size(); ++j) list[idx[j]] = st[k][j];
     }

@@ -859,3 +859,11 @@ def test_duplicate_parameters_warn_and_step_each_place():
                 topt.step()
             for p, t in zip(params, tparams):
                 np.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-10, err_msg=name)
+
+
+def test_a_repeated_parameter_with_state_lists_of_the_wrong_length_is_reported():
+    p, g = ember.ones(3), ember.ones(3)
+    with pytest.raises(ValueError, match="sgd: got 2 params but 1 momentum_buffers"):
+        ember._C._optim_sgd([p, p], [g, g], [None], 0.1, 0.9, 0.0, False, 0.0, False)
+    bufs = ember._C._optim_sgd([p, p], [g, g], [], 0.1, 0.9, 0.0, False, 0.0, False)
+    assert len(bufs) == 2 and p.tolist() == pytest.approx([0.8] * 3)  # each place started its own buffer
