@@ -7,7 +7,6 @@ ms per call and ember/torch.
 Not one of BENCHMARKS.md's workloads: a probe of the kernels behind data loading, indexing and
 embedding layers, whose figures the commits that tuned them quote.
 """
-import argparse
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ if __package__ in (None, ""):  # run as a script: python bench/data_movement.py
 
 import ember  # noqa: E402
 
-from bench.timing import interleaved_medians, optional_torch, ratio  # noqa: E402
+from bench.timing import interleaved_medians, named_cases_arguments, optional_torch, ratio  # noqa: E402
 
 
 def arrays():
@@ -59,11 +58,7 @@ CASES = {
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(CASES), help="comma-separated case names")
-    parser.add_argument("--threads", type=int, default=None, help="threads for both frameworks")
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    args = named_cases_arguments(__doc__, CASES, argv)
     torch = optional_torch()
     if args.threads:
         ember.set_num_threads(args.threads)
@@ -74,9 +69,7 @@ def main(argv=None):
     if torch is not None:
         inputs["torch"] = {k: torch.from_numpy(v) for k, v in data.items()}
     frameworks = {"ember": ember, "torch": torch}
-    for name in args.only.split(","):
-        if name not in CASES:
-            parser.error(f"unknown case {name!r}; known: {', '.join(CASES)}")
+    for name in args.only:
         what, make = CASES[name]
         fns = {fw: make(frameworks[fw], tensors) for fw, tensors in inputs.items()}
         seconds = interleaved_medians(fns, args.repeats, warmup=2)

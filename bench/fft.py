@@ -9,7 +9,6 @@ ms per call and ember's time over torch's.
 
 Not one of BENCHMARKS.md's workloads: a probe of core/cpu/fft_*.cpp.
 """
-import argparse
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ if __package__ in (None, ""):  # run as a script: python bench/fft.py
 
 import ember  # noqa: E402
 
-from bench.timing import interleaved_medians, optional_torch, ratio  # noqa: E402
+from bench.timing import interleaved_medians, named_cases_arguments, optional_torch, ratio  # noqa: E402
 
 
 def _real(fw, shape, dtype):
@@ -109,18 +108,12 @@ def measure(name, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2, help="threads for ember and torch (default 2)")
-    parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workload names")
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    args = named_cases_arguments(__doc__, WORKLOADS, argv, kind="workload", threads=2)
     ember.set_num_threads(args.threads)
     torch = optional_torch()
     if torch is not None:
         torch.set_num_threads(args.threads)
-    for name in args.only.split(","):
-        if name not in WORKLOADS:
-            parser.error(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
+    for name in args.only:
         measure(name, args.repeats)
 
 

@@ -9,7 +9,6 @@ ember/torch.
 Not one of BENCHMARKS.md's workloads: the shapes users train in tutorials, which W1-W3 do not
 cover (recurrent layers, batch norm, transposed convolutions, upsampling).
 """
-import argparse
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ if __package__ in (None, ""):  # run as a script: python bench/models.py
 
 import ember  # noqa: E402
 
-from bench.timing import interleaved_medians, optional_torch, ratio  # noqa: E402
+from bench.timing import interleaved_medians, named_cases_arguments, optional_torch, ratio  # noqa: E402
 
 
 def resnet(fw):
@@ -136,11 +135,7 @@ def training_step(fw, build):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(MODELS), help="comma-separated model names")
-    parser.add_argument("--threads", type=int, default=None, help="threads for both frameworks")
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    args = named_cases_arguments(__doc__, MODELS, argv, kind="model")
     torch = optional_torch()
     threads = args.threads or ember.get_num_threads()
     ember.set_num_threads(threads)
@@ -148,9 +143,7 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(threads)
         frameworks["torch"] = torch
-    for name in args.only.split(","):
-        if name not in MODELS:
-            parser.error(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    for name in args.only:
         steps = {fw_name: training_step(fw, MODELS[name]) for fw_name, fw in frameworks.items()}
         seconds = interleaved_medians(steps, args.repeats, warmup=3)
         out = {"model": name, "unit": "ms/step", "threads": threads}

@@ -1,4 +1,5 @@
 """Timing helpers: medians of repeats after warm-up, since the machines are noisy."""
+import argparse
 import statistics
 import time
 
@@ -45,3 +46,19 @@ def synchronized(fw, fn, device):
         fn()
         fw.cuda.synchronize()
     return run
+
+
+def named_cases_arguments(doc, names, argv=None, kind="case", threads=None):
+    """The command line of the benchmarks made of named cases: --only (comma-separated, checked
+    against `names`, all by default), --threads (default `threads`) and --repeats. Returns the
+    parsed arguments with `only` as a list."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(names), help=f"comma-separated {kind} names")
+    parser.add_argument("--threads", type=int, default=threads, help="threads for ember and torch")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args(argv)
+    args.only = args.only.split(",")
+    for name in args.only:
+        if name not in names:
+            parser.error(f"unknown {kind} {name!r}; known: {', '.join(names)}")
+    return args

@@ -75,7 +75,6 @@ FACTORIES = frozenset({
     'randperm', 'fft.fftfreq', 'fft.rfftfreq',
 })
 
-
 Tensor = _C.Tensor
 
 
